@@ -1,0 +1,140 @@
+// Package shared is the wire contract between a rulebroker host and its provider
+// plugins: the go-plugin handshake and plugin set, the plain Go types both sides
+// use, the HostFS interface, and the thin gRPC adapters that convert those types
+// to and from the generated protocol in shared/providerv1.
+//
+// Nothing outside this package touches generated proto messages.
+package shared
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"time"
+)
+
+// Level says whether a rule came from the user's home or from the project.
+type Level string
+
+const (
+	LevelUser    Level = "user"
+	LevelProject Level = "project"
+)
+
+// Rule is one normalized rule, the spec's Rule plus its source.
+type Rule struct {
+	Name        string
+	Path        string // absolute path of the file the rule came from
+	Content     string // body with frontmatter removed, trimmed
+	Globs       []string
+	AlwaysApply bool
+	Description string
+	// Condition holds the TTSR trigger patterns (frontmatter `condition`, else
+	// `ttsr_trigger` / `ttsrTrigger`). A rule with any is a stream trigger.
+	Condition []string
+	Level     Level
+	// Provider is the name of the provider that produced the rule. The host
+	// fills it in from Describe; a provider need not set it.
+	Provider string
+}
+
+// Warning is a problem a provider or the host found. It never stops other
+// files or providers from loading.
+type Warning struct {
+	Provider string // provider name, or binary path when the provider failed to start
+	Path     string // the file concerned, when there is one
+	Message  string
+}
+
+func (w Warning) String() string {
+	s := w.Message
+	if w.Path != "" {
+		s = w.Path + ": " + s
+	}
+	if w.Provider != "" {
+		s = w.Provider + ": " + s
+	}
+	return s
+}
+
+// ProviderInfo is what Describe returns.
+type ProviderInfo struct {
+	Name         string
+	Version      string
+	Priority     int
+	Capabilities []string
+}
+
+// DiscoverRequest tells a provider where to look. All paths are absolute.
+type DiscoverRequest struct {
+	Cwd           string
+	Home          string
+	WorkspaceRoot string
+}
+
+// Sink receives what a provider discovers, one item at a time, so a large rule
+// set streams instead of travelling in one message.
+type Sink interface {
+	Rule(Rule) error
+	Warning(Warning) error
+}
+
+// Provider is a rule provider as the wire sees it. The plugin SDK adapts its
+// friendlier interface to this one; the host's broker consumes it.
+type Provider interface {
+	Describe(ctx context.Context) (ProviderInfo, error)
+	Discover(ctx context.Context, req DiscoverRequest, fsys HostFS, sink Sink) error
+}
+
+// HostFS is the host's filesystem as providers and the instruction reconciler
+// see it: the "ctx.fs" of the spec. Paths are absolute. Stat follows symlinks;
+// Resolve returns the fully resolved path (every link followed).
+//
+// Errors wrap fs.ErrNotExist, fs.ErrPermission, ErrNotDir or ErrTooLarge where
+// those apply, so callers classify them with errors.Is.
+type HostFS interface {
+	Stat(ctx context.Context, path string) (FileInfo, error)
+	Resolve(ctx context.Context, path string) (string, error)
+	ReadDir(ctx context.Context, path string) ([]DirEntry, error)
+	// ReadFile reads at most max bytes; a longer file fails with ErrTooLarge.
+	ReadFile(ctx context.Context, path string, max int64) ([]byte, error)
+	// ReadFiles reads many files in one call. Each result carries its own error.
+	ReadFiles(ctx context.Context, paths []string, max int64) ([]FileContent, error)
+}
+
+// FileInfo describes a file after following symlinks.
+type FileInfo struct {
+	Name    string
+	Size    int64
+	Mode    fs.FileMode
+	ModTime time.Time
+	// Identity of the file's version, for caches: device, inode and change time.
+	// Zero where the filesystem has no such notion.
+	Dev   uint64
+	Ino   uint64
+	Ctime time.Time
+}
+
+// IsRegular reports whether the file is a regular file.
+func (fi FileInfo) IsRegular() bool { return fi.Mode.IsRegular() }
+
+// DirEntry is one entry of a directory listing. Type holds only the type bits
+// of the entry itself (a symlink is reported as a symlink).
+type DirEntry struct {
+	Name string
+	Type fs.FileMode
+}
+
+// FileContent is one result of a batched read.
+type FileContent struct {
+	Path string
+	Data []byte
+	Err  error
+}
+
+var (
+	// ErrNotDir: a component on the way to the path is not a directory.
+	ErrNotDir = errors.New("not a directory")
+	// ErrTooLarge: the file is larger than the read cap.
+	ErrTooLarge = errors.New("file exceeds the read cap")
+)
