@@ -1,0 +1,231 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"sort"
+	"time"
+
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// DefaultReadCap is the most a provider reads of one file through the host.
+const DefaultReadCap = 1 << 20
+
+// hostFS presents the host's filesystem as an io/fs filesystem rooted at "/",
+// so provider code uses fs.ReadDir, fs.ReadFile and fs.Stat and is tested on
+// fstest.MapFS. Every call goes to the host, which applies its policy.
+type hostFS struct {
+	ctx context.Context // io/fs methods take no context; this is the Discover call's
+	fs  shared.HostFS
+	cap int64
+}
+
+var (
+	_ fs.StatFS     = (*hostFS)(nil)
+	_ fs.ReadDirFS  = (*hostFS)(nil)
+	_ fs.ReadFileFS = (*hostFS)(nil)
+	_ BatchReadFS   = (*hostFS)(nil)
+)
+
+func newHostFS(ctx context.Context, f shared.HostFS) *hostFS {
+	return &hostFS{ctx: ctx, fs: f, cap: DefaultReadCap}
+}
+
+// abs maps an io/fs name to the host's absolute path.
+func abs(name string) string {
+	if name == "." {
+		return "/"
+	}
+	return "/" + name
+}
+
+func (h *hostFS) check(op, name string) error {
+	if !fs.ValidPath(name) {
+		return &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	return nil
+}
+
+func (h *hostFS) Stat(name string) (fs.FileInfo, error) {
+	if err := h.check("stat", name); err != nil {
+		return nil, err
+	}
+	fi, err := h.fs.Stat(h.ctx, abs(name))
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	return fileInfo{fi}, nil
+}
+
+func (h *hostFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if err := h.check("readdir", name); err != nil {
+		return nil, err
+	}
+	entries, err := h.fs.ReadDir(h.ctx, abs(name))
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+	}
+	out := make([]fs.DirEntry, len(entries))
+	for i, e := range entries {
+		out[i] = dirEntry{e: e, stat: func() (fs.FileInfo, error) { return h.Stat(joinName(name, e.Name)) }}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out, nil
+}
+
+func (h *hostFS) ReadFile(name string) ([]byte, error) {
+	if err := h.check("read", name); err != nil {
+		return nil, err
+	}
+	data, err := h.fs.ReadFile(h.ctx, abs(name), h.cap)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	return data, nil
+}
+
+// ReadFiles reads all names in one round trip to the host.
+func (h *hostFS) ReadFiles(names []string) []FileData {
+	out := make([]FileData, len(names))
+	paths := make([]string, 0, len(names))
+	index := make(map[string][]int, len(names))
+	for i, name := range names {
+		out[i].Name = name
+		if err := h.check("read", name); err != nil {
+			out[i].Err = err
+			continue
+		}
+		if _, seen := index[abs(name)]; !seen {
+			paths = append(paths, abs(name))
+		}
+		index[abs(name)] = append(index[abs(name)], i)
+	}
+	if len(paths) == 0 {
+		return out
+	}
+	files, err := h.fs.ReadFiles(h.ctx, paths, h.cap)
+	got := make(map[string]bool, len(files))
+	for _, f := range files {
+		got[f.Path] = true
+		for _, i := range index[f.Path] {
+			out[i].Data = f.Data
+			if f.Err != nil {
+				out[i].Err = &fs.PathError{Op: "read", Path: out[i].Name, Err: f.Err}
+			}
+		}
+	}
+	// A failed or short batch leaves some files unanswered: report each.
+	for p, idx := range index {
+		if got[p] {
+			continue
+		}
+		cause := err
+		if cause == nil {
+			cause = io.ErrUnexpectedEOF
+		}
+		for _, i := range idx {
+			out[i].Err = &fs.PathError{Op: "read", Path: out[i].Name, Err: cause}
+		}
+	}
+	return out
+}
+
+func (h *hostFS) Open(name string) (fs.File, error) {
+	if err := h.check("open", name); err != nil {
+		return nil, err
+	}
+	info, err := h.Stat(name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathError(err)}
+	}
+	if info.IsDir() {
+		return &openDir{h: h, name: name, info: info}, nil
+	}
+	data, err := h.ReadFile(name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPathError(err)}
+	}
+	return &openFile{Reader: bytes.NewReader(data), info: info}, nil
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+func joinName(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}
+
+type fileInfo struct{ fi shared.FileInfo }
+
+func (f fileInfo) Name() string       { return f.fi.Name }
+func (f fileInfo) Size() int64        { return f.fi.Size }
+func (f fileInfo) Mode() fs.FileMode  { return f.fi.Mode }
+func (f fileInfo) ModTime() time.Time { return f.fi.ModTime }
+func (f fileInfo) IsDir() bool        { return f.fi.Mode.IsDir() }
+func (f fileInfo) Sys() any           { return f.fi }
+
+type dirEntry struct {
+	e    shared.DirEntry
+	stat func() (fs.FileInfo, error)
+}
+
+func (d dirEntry) Name() string               { return d.e.Name }
+func (d dirEntry) IsDir() bool                { return d.e.Type.IsDir() }
+func (d dirEntry) Type() fs.FileMode          { return d.e.Type.Type() }
+func (d dirEntry) Info() (fs.FileInfo, error) { return d.stat() }
+
+type openFile struct {
+	*bytes.Reader
+	info fs.FileInfo
+}
+
+func (f *openFile) Stat() (fs.FileInfo, error) { return f.info, nil }
+func (f *openFile) Close() error               { return nil }
+
+type openDir struct {
+	h       *hostFS
+	name    string
+	info    fs.FileInfo
+	entries []fs.DirEntry
+	read    bool
+}
+
+func (d *openDir) Stat() (fs.FileInfo, error) { return d.info, nil }
+func (d *openDir) Close() error               { return nil }
+func (d *openDir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.name, Err: fs.ErrInvalid}
+}
+
+func (d *openDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	if !d.read {
+		entries, err := d.h.ReadDir(d.name)
+		if err != nil {
+			return nil, err
+		}
+		d.entries, d.read = entries, true
+	}
+	if n <= 0 {
+		out := d.entries
+		d.entries = nil
+		return out, nil
+	}
+	if len(d.entries) == 0 {
+		return nil, io.EOF
+	}
+	if n > len(d.entries) {
+		n = len(d.entries)
+	}
+	out := d.entries[:n]
+	d.entries = d.entries[n:]
+	return out, nil
+}

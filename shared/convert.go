@@ -1,0 +1,220 @@
+package shared
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/rulebroker/rulebroker/shared/providerv1"
+)
+
+// This file is the conversion layer: the only place that maps plain Go types
+// to generated messages and back.
+
+func ruleToProto(r Rule) *pb.Rule {
+	return &pb.Rule{
+		Name:        r.Name,
+		Path:        r.Path,
+		Content:     r.Content,
+		Globs:       r.Globs,
+		AlwaysApply: r.AlwaysApply,
+		Description: r.Description,
+		Condition:   r.Condition,
+		Level:       levelToProto(r.Level),
+	}
+}
+
+func ruleFromProto(r *pb.Rule) Rule {
+	return Rule{
+		Name:        r.GetName(),
+		Path:        r.GetPath(),
+		Content:     r.GetContent(),
+		Globs:       r.GetGlobs(),
+		AlwaysApply: r.GetAlwaysApply(),
+		Description: r.GetDescription(),
+		Condition:   r.GetCondition(),
+		Level:       levelFromProto(r.GetLevel()),
+	}
+}
+
+func levelToProto(l Level) pb.Level {
+	switch l {
+	case LevelUser:
+		return pb.Level_LEVEL_USER
+	case LevelProject:
+		return pb.Level_LEVEL_PROJECT
+	}
+	return pb.Level_LEVEL_UNSPECIFIED
+}
+
+func levelFromProto(l pb.Level) Level {
+	switch l {
+	case pb.Level_LEVEL_USER:
+		return LevelUser
+	case pb.Level_LEVEL_PROJECT:
+		return LevelProject
+	}
+	return ""
+}
+
+func fileTypeToProto(m fs.FileMode) pb.FileType {
+	switch {
+	case m.IsRegular():
+		return pb.FileType_FILE_TYPE_REGULAR
+	case m.IsDir():
+		return pb.FileType_FILE_TYPE_DIR
+	case m&fs.ModeSymlink != 0:
+		return pb.FileType_FILE_TYPE_SYMLINK
+	}
+	return pb.FileType_FILE_TYPE_OTHER
+}
+
+func fileTypeFromProto(t pb.FileType) fs.FileMode {
+	switch t {
+	case pb.FileType_FILE_TYPE_REGULAR:
+		return 0
+	case pb.FileType_FILE_TYPE_DIR:
+		return fs.ModeDir
+	case pb.FileType_FILE_TYPE_SYMLINK:
+		return fs.ModeSymlink
+	}
+	// Anything else is reported as irregular so that no caller mistakes it
+	// for a readable file.
+	return fs.ModeIrregular
+}
+
+func fileInfoToProto(fi FileInfo) *pb.FileInfo {
+	return &pb.FileInfo{
+		Name:            fi.Name,
+		Size:            fi.Size,
+		Type:            fileTypeToProto(fi.Mode),
+		Perm:            uint32(fi.Mode.Perm()),
+		ModTimeUnixNano: unixNano(fi.ModTime),
+		Dev:             fi.Dev,
+		Ino:             fi.Ino,
+		CtimeUnixNano:   unixNano(fi.Ctime),
+	}
+}
+
+func fileInfoFromProto(fi *pb.FileInfo) FileInfo {
+	return FileInfo{
+		Name:    fi.GetName(),
+		Size:    fi.GetSize(),
+		Mode:    fileTypeFromProto(fi.GetType()) | fs.FileMode(fi.GetPerm()).Perm(),
+		ModTime: fromUnixNano(fi.GetModTimeUnixNano()),
+		Dev:     fi.GetDev(),
+		Ino:     fi.GetIno(),
+		Ctime:   fromUnixNano(fi.GetCtimeUnixNano()),
+	}
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// errorKind classifies a filesystem error for the wire.
+func errorKind(err error) pb.ErrorKind {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return pb.ErrorKind_ERROR_KIND_NOT_EXIST
+	case errors.Is(err, fs.ErrPermission):
+		return pb.ErrorKind_ERROR_KIND_PERMISSION
+	case errors.Is(err, ErrNotDir):
+		return pb.ErrorKind_ERROR_KIND_NOT_DIR
+	case errors.Is(err, ErrTooLarge):
+		return pb.ErrorKind_ERROR_KIND_TOO_LARGE
+	}
+	return pb.ErrorKind_ERROR_KIND_OTHER
+}
+
+func errorToProto(err error) *pb.Error {
+	if err == nil {
+		return nil
+	}
+	return &pb.Error{Kind: errorKind(err), Message: err.Error()}
+}
+
+// wireError is a filesystem error that crossed the wire: it keeps the remote
+// message and still answers errors.Is for its kind.
+type wireError struct {
+	kind pb.ErrorKind
+	msg  string
+}
+
+func (e *wireError) Error() string { return e.msg }
+
+func (e *wireError) Unwrap() error {
+	switch e.kind {
+	case pb.ErrorKind_ERROR_KIND_NOT_EXIST:
+		return fs.ErrNotExist
+	case pb.ErrorKind_ERROR_KIND_PERMISSION:
+		return fs.ErrPermission
+	case pb.ErrorKind_ERROR_KIND_NOT_DIR:
+		return ErrNotDir
+	case pb.ErrorKind_ERROR_KIND_TOO_LARGE:
+		return ErrTooLarge
+	}
+	return nil
+}
+
+func errorFromProto(e *pb.Error) error {
+	if e == nil {
+		return nil
+	}
+	return &wireError{kind: e.GetKind(), msg: e.GetMessage()}
+}
+
+func kindCode(k pb.ErrorKind) codes.Code {
+	switch k {
+	case pb.ErrorKind_ERROR_KIND_NOT_EXIST:
+		return codes.NotFound
+	case pb.ErrorKind_ERROR_KIND_PERMISSION:
+		return codes.PermissionDenied
+	case pb.ErrorKind_ERROR_KIND_NOT_DIR:
+		return codes.FailedPrecondition
+	case pb.ErrorKind_ERROR_KIND_TOO_LARGE:
+		return codes.OutOfRange
+	}
+	return codes.Unknown
+}
+
+// statusFromFSError turns a filesystem error into a gRPC status carrying the
+// Error detail, so the caller gets back an error of the same kind.
+func statusFromFSError(err error) error {
+	e := errorToProto(err)
+	code := kindCode(e.Kind)
+	st, derr := status.New(code, e.Message).WithDetails(e)
+	if derr != nil {
+		return status.Error(code, e.Message)
+	}
+	return st.Err()
+}
+
+// fsErrorFromStatus is the inverse of statusFromFSError. A transport failure
+// (no detail) comes back as an error that names the operation and keeps the
+// status, so it is never mistaken for "file does not exist".
+func fsErrorFromStatus(op, path string, err error) error {
+	st, ok := status.FromError(err)
+	if ok {
+		for _, d := range st.Details() {
+			if e, ok := d.(*pb.Error); ok {
+				return errorFromProto(e)
+			}
+		}
+	}
+	return fmt.Errorf("hostfs %s %s: %w", op, path, err)
+}
