@@ -1,0 +1,246 @@
+// Package frontmatter splits a rule file into its YAML frontmatter and its
+// Markdown body, following spec/002 §3 with a few deliberate improvements
+// that real files need (see Parse).
+//
+// Parse never fails and never panics: whatever the input, it returns a body
+// and, when the frontmatter could not be read as written, warnings that say
+// why. Callers attach the file path to the warnings.
+package frontmatter
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Document is a parsed rule file.
+type Document struct {
+	// Meta holds the frontmatter keys. It is never nil; it is empty when the
+	// file has no frontmatter or the block could not be read.
+	Meta map[string]any
+	// Body is the text after the frontmatter (or the whole text when there is
+	// none), trimmed.
+	Body string
+	// HasFrontmatter reports that an opening and a closing fence were found,
+	// whether or not the YAML between them was valid.
+	HasFrontmatter bool
+	// Fallback reports that YAML rejected the block and Meta came from the
+	// line-by-line fallback.
+	Fallback bool
+	// Warnings describe what could not be read as written, for people.
+	Warnings []string
+}
+
+// Normalize returns data as the parser sees it: a leading UTF-8 byte order
+// mark dropped, CRLF and lone CR turned into LF. Editors on Windows and old
+// Macs write such files, and a fence followed by "\r" would otherwise not be
+// recognized.
+func Normalize(data []byte) string {
+	s := strings.TrimPrefix(string(data), "\uFEFF")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}
+
+// Trim removes leading and trailing white space the way JavaScript's
+// String.prototype.trim does (Unicode spaces and U+FEFF), so bodies match
+// what the reference pipeline produces.
+func Trim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' })
+}
+
+// Parse splits data into frontmatter and body.
+//
+// Spec §3, with these improvements:
+//   - the input is normalized first (see Normalize);
+//   - the opening fence is a first line that is exactly "---" (trailing
+//     spaces and tabs allowed), so "---SOMETHING---" is ordinary text;
+//   - the closing fence is the next line that is exactly "---" (trailing
+//     blanks allowed); without one there is no frontmatter and the whole
+//     text is the body;
+//   - when YAML rejects the block, a warning carries YAML's message and the
+//     line fallback accepts hyphens in keys and types each value as a YAML
+//     scalar when it parses as one on its own (so "alwaysApply: true" stays
+//     a boolean), else keeps the raw string;
+//   - a block that is valid YAML but not a mapping yields a warning and empty
+//     metadata.
+func Parse(data []byte) Document {
+	text := Normalize(data)
+	doc := Document{Meta: map[string]any{}}
+	block, rest, ok := split(text)
+	if !ok {
+		doc.Body = Trim(text)
+		return doc
+	}
+	doc.HasFrontmatter = true
+	doc.Body = Trim(rest)
+	if _, _, stacked := split(doc.Body); stacked {
+		// Seen in the wild: a second block pasted under the first. Only the
+		// first is metadata; say so rather than leave YAML in the body silently.
+		doc.Warnings = append(doc.Warnings, "the body starts with a second frontmatter block; only the first is read as metadata")
+	}
+	meta, warning, err := parseYAML(block)
+	switch {
+	case err != nil:
+		doc.Fallback = true
+		doc.Meta = parseLines(block)
+		doc.Warnings = append(doc.Warnings,
+			fmt.Sprintf("invalid YAML frontmatter: %s; read with the line fallback", yamlMessage(err)))
+	case warning != "":
+		doc.Warnings = append(doc.Warnings, warning)
+	default:
+		doc.Meta = meta
+	}
+	return doc
+}
+
+// split finds the fences. It returns the YAML between them and the text
+// after the closing fence's line.
+func split(text string) (block, rest string, ok bool) {
+	first, after, found := strings.Cut(text, "\n")
+	if !isFence(first) || !found {
+		return "", "", false
+	}
+	var b strings.Builder
+	for line := range strings.Lines(after) {
+		if isFence(strings.TrimSuffix(line, "\n")) {
+			return b.String(), after[b.Len()+len(line):], true
+		}
+		b.WriteString(line)
+	}
+	return "", "", false
+}
+
+// isFence reports whether line is exactly "---", ignoring trailing blanks.
+func isFence(line string) bool {
+	return strings.TrimRight(line, " \t") == "---"
+}
+
+// parseYAML decodes a frontmatter block. A YAML error comes back as err; a
+// block that is valid YAML but not a mapping comes back as a warning.
+func parseYAML(block string) (meta map[string]any, warning string, err error) {
+	var node yaml.Node
+	if err := safeUnmarshal(block, &node); err != nil {
+		return nil, "", err
+	}
+	if node.Kind == 0 || len(node.Content) == 0 {
+		return map[string]any{}, "", nil // empty block or only comments
+	}
+	top := node.Content[0]
+	if top.Kind != yaml.MappingNode {
+		return nil, fmt.Sprintf("frontmatter is %s, not a mapping of keys to values; ignored", kindName(top)), nil
+	}
+	var raw any
+	if err := safeDecode(top, &raw); err != nil {
+		return nil, "", err
+	}
+	return stringKeys(raw), "", nil
+}
+
+// kindName describes a YAML node for a warning.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "null"
+		}
+		return "a single value"
+	case yaml.AliasNode:
+		return "an alias"
+	default:
+		return "not a mapping"
+	}
+}
+
+// stringKeys turns a decoded mapping into map[string]any. yaml.v3 produces
+// map[any]any when a key is not a string (e.g. "1: x"); such keys are
+// formatted rather than lost.
+func stringKeys(v any) map[string]any {
+	switch m := v.(type) {
+	case map[string]any:
+		return m
+	case map[any]any:
+		out := make(map[string]any, len(m))
+		for k, val := range m {
+			out[fmt.Sprint(k)] = val
+		}
+		return out
+	}
+	return map[string]any{}
+}
+
+// linePattern is spec §3's fallback pattern, widened to accept hyphenated
+// keys such as "thinking-level".
+var linePattern = regexp.MustCompile(`^([\w-]+):\s*(.*)$`)
+
+// parseLines is the fallback for a block YAML rejects: every "key: value"
+// line becomes one entry; other lines are ignored. A later duplicate key wins,
+// as in the reference.
+func parseLines(block string) map[string]any {
+	meta := map[string]any{}
+	for line := range strings.Lines(block) {
+		m := linePattern.FindStringSubmatch(strings.TrimSuffix(line, "\n"))
+		if m == nil {
+			continue
+		}
+		meta[m[1]] = scalar(strings.TrimRight(m[2], " \t"))
+	}
+	return meta
+}
+
+// scalar types a fallback value as YAML would type it on its own ("true" →
+// true, "3" → 3, "" → nil), keeping the raw string when it is not a valid
+// YAML scalar ("*.ts,*.tsx" is an alias to YAML, and invalid).
+func scalar(raw string) any {
+	var node yaml.Node
+	if err := safeUnmarshal(raw, &node); err != nil {
+		return raw
+	}
+	if node.Kind == 0 || len(node.Content) == 0 {
+		return nil
+	}
+	top := node.Content[0]
+	if top.Kind != yaml.ScalarNode {
+		return raw
+	}
+	var v any
+	if err := safeDecode(top, &v); err != nil {
+		return raw
+	}
+	return v
+}
+
+// yamlMessage returns YAML's own message without the package prefix noise of
+// nested errors (yaml.TypeError lists several).
+func yamlMessage(err error) string {
+	if te, ok := err.(*yaml.TypeError); ok {
+		return "yaml: " + strings.Join(te.Errors, "; ")
+	}
+	return err.Error()
+}
+
+// safeUnmarshal is yaml.Unmarshal that turns a panic inside the YAML library
+// into an error: whatever a rule file holds, parsing must not crash the
+// provider.
+func safeUnmarshal(s string, out *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: internal error: %v", r)
+		}
+	}()
+	return yaml.Unmarshal([]byte(s), out)
+}
+
+// safeDecode is Node.Decode with the same panic guard as safeUnmarshal.
+func safeDecode(n *yaml.Node, out *any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: internal error: %v", r)
+		}
+	}()
+	return n.Decode(out)
+}
