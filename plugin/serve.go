@@ -54,16 +54,19 @@ func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys 
 		WorkspaceRoot: req.WorkspaceRoot,
 		FS:            newHostFS(ctx, fsys),
 	})
-	// Send what was found even when discovery failed part-way.
 	for _, w := range res.Warnings {
 		if serr := sink.Warning(w); serr != nil {
 			return serr
 		}
+	}
+	if err != nil {
+		// The host drops a failed provider's rules; its warnings still help.
+		return err
 	}
 	for _, r := range res.Rules {
 		if serr := sink.Rule(r); serr != nil {
 			return serr
 		}
 	}
-	return err
+	return nil
 }

@@ -1,0 +1,251 @@
+package plugin_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/rulebroker/rulebroker/plugin"
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// mapHostFS is the host's side of the wire in these tests: a few files in a
+// map. The wire between it and the provider is real gRPC.
+type mapHostFS struct {
+	files map[string]string // absolute path → content; dirs are implied
+	reads int
+}
+
+func (m *mapHostFS) Stat(_ context.Context, p string) (shared.FileInfo, error) {
+	if data, ok := m.files[p]; ok {
+		return shared.FileInfo{Name: path.Base(p), Size: int64(len(data)), Ino: 7}, nil
+	}
+	for f := range m.files {
+		if strings.HasPrefix(f, strings.TrimSuffix(p, "/")+"/") {
+			return shared.FileInfo{Name: path.Base(p), Mode: fs.ModeDir | 0o755}, nil
+		}
+	}
+	return shared.FileInfo{}, fmt.Errorf("stat %s: %w", p, fs.ErrNotExist)
+}
+
+func (m *mapHostFS) Resolve(_ context.Context, p string) (string, error) { return p, nil }
+
+func (m *mapHostFS) ReadDir(_ context.Context, dir string) ([]shared.DirEntry, error) {
+	seen := map[string]fs.FileMode{}
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	for f := range m.files {
+		if rest, ok := strings.CutPrefix(f, prefix); ok {
+			name, _, sub := strings.Cut(rest, "/")
+			if sub {
+				seen[name] = fs.ModeDir
+			} else {
+				seen[name] = 0
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return nil, fmt.Errorf("readdir %s: %w", dir, fs.ErrNotExist)
+	}
+	var out []shared.DirEntry
+	for name, mode := range seen {
+		out = append(out, shared.DirEntry{Name: name, Type: mode})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (m *mapHostFS) ReadFile(_ context.Context, p string, max int64) ([]byte, error) {
+	m.reads++
+	if p == "/secret" {
+		return nil, fmt.Errorf("read %s: %w", p, fs.ErrPermission)
+	}
+	data, ok := m.files[p]
+	if !ok {
+		return nil, fmt.Errorf("read %s: %w", p, fs.ErrNotExist)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("read %s: %w", p, shared.ErrTooLarge)
+	}
+	return []byte(data), nil
+}
+
+func (m *mapHostFS) ReadFiles(ctx context.Context, paths []string, max int64) ([]shared.FileContent, error) {
+	out := make([]shared.FileContent, len(paths))
+	for i, p := range paths {
+		data, err := m.ReadFile(ctx, p, max)
+		out[i] = shared.FileContent{Path: p, Data: data, Err: err}
+	}
+	return out, nil
+}
+
+// probe is a provider that exercises every HostFS call through io/fs.
+type probe struct{ bulk int }
+
+func (probe) Info() plugin.Info {
+	return plugin.Info{Name: "probe", Version: "1.2.3", Priority: 70, Capabilities: []string{"rules"}}
+}
+
+func (p probe) Discover(_ context.Context, req plugin.Request) (plugin.Result, error) {
+	var res plugin.Result
+	dir := plugin.FSPath(req.Cwd + "/rules")
+	entries, err := fs.ReadDir(req.FS, dir)
+	if err != nil {
+		return res, err
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, dir+"/"+e.Name())
+	}
+	for _, f := range plugin.ReadFiles(req.FS, names) {
+		if f.Err != nil {
+			res.Warn("/"+f.Name, f.Err.Error())
+			continue
+		}
+		res.Rules = append(res.Rules, plugin.Rule{Name: path.Base(f.Name), Path: "/" + f.Name, Content: string(f.Data), Level: plugin.LevelProject})
+	}
+	for _, probe := range []string{"nope", "secret"} {
+		if _, err := fs.ReadFile(req.FS, probe); err != nil {
+			kind := "other"
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				kind = "not-exist"
+			case errors.Is(err, fs.ErrPermission):
+				kind = "permission"
+			}
+			res.Warn("/"+probe, kind)
+		}
+	}
+	if info, err := fs.Stat(req.FS, dir); err != nil || !info.IsDir() {
+		res.Warn(dir, "stat of the rules dir did not say directory")
+	}
+	big := strings.Repeat("x", 2048)
+	for i := 0; i < p.bulk; i++ {
+		res.Rules = append(res.Rules, plugin.Rule{Name: fmt.Sprintf("bulk-%05d", i), Content: big, Globs: []string{"*.go"}, Condition: []string{"(?i)x"}, AlwaysApply: true, Description: "d"})
+	}
+	return res, nil
+}
+
+type sink struct {
+	rules    []shared.Rule
+	warnings []shared.Warning
+}
+
+func (s *sink) Rule(r shared.Rule) error       { s.rules = append(s.rules, r); return nil }
+func (s *sink) Warning(w shared.Warning) error { s.warnings = append(s.warnings, w); return nil }
+
+func dispense(t *testing.T, p plugin.Provider) shared.Provider {
+	t.Helper()
+	client, server := goplugin.TestPluginGRPCConn(t, false, shared.VersionedPlugins(plugin.Adapt(p))[shared.ProtocolVersion])
+	t.Cleanup(func() { client.Close(); server.Stop() })
+	raw, err := client.Dispense(shared.PluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw.(shared.Provider)
+}
+
+func TestWireDescribeDiscoverAndHostFS(t *testing.T) {
+	prov := dispense(t, probe{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	info, err := prov.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "probe" || info.Version != "1.2.3" || info.Priority != 70 || len(info.Capabilities) != 1 {
+		t.Fatalf("describe = %+v", info)
+	}
+
+	host := &mapHostFS{files: map[string]string{
+		"/w/rules/a.md": "alpha",
+		"/w/rules/b.md": "bravo",
+		"/secret":       "s",
+	}}
+	var got sink
+	if err := prov.Discover(ctx, shared.DiscoverRequest{Cwd: "/w", Home: "/h", WorkspaceRoot: "/w"}, host, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.rules) != 2 || got.rules[0].Name != "a.md" || got.rules[1].Content != "bravo" || got.rules[0].Level != shared.LevelProject {
+		t.Fatalf("rules = %+v", got.rules)
+	}
+	want := map[string]string{"/nope": "not-exist", "/secret": "permission"}
+	for _, w := range got.warnings {
+		if want[w.Path] != w.Message {
+			t.Errorf("unexpected warning %+v", w)
+		}
+		delete(want, w.Path)
+	}
+	if len(want) != 0 {
+		t.Errorf("missing warnings for %v", want)
+	}
+	if host.reads != 4 { // a.md and b.md in one batch, then nope and secret
+		t.Errorf("host reads = %d, want 4", host.reads)
+	}
+}
+
+func TestWireStreamLargerThanGRPCMessageCap(t *testing.T) {
+	const n = 3000 // 3000 × 2 KiB ≈ 6 MiB, past gRPC's 4 MiB default message cap
+	prov := dispense(t, probe{bulk: n})
+	host := &mapHostFS{files: map[string]string{"/w/rules/a.md": "alpha"}}
+	var got sink
+	if err := prov.Discover(context.Background(), shared.DiscoverRequest{Cwd: "/w"}, host, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.rules) != n+1 {
+		t.Fatalf("got %d rules, want %d", len(got.rules), n+1)
+	}
+	total := 0
+	for _, r := range got.rules {
+		total += len(r.Content)
+	}
+	if total < 4<<20 {
+		t.Fatalf("stream carried %d bytes; the test must exceed 4 MiB", total)
+	}
+	last := got.rules[n]
+	if last.Name != fmt.Sprintf("bulk-%05d", n-1) || !last.AlwaysApply || last.Globs[0] != "*.go" || last.Condition[0] != "(?i)x" || last.Description != "d" {
+		t.Fatalf("last rule lost fields on the wire: %+v", last)
+	}
+}
+
+type failing struct{}
+
+func (failing) Info() plugin.Info { return plugin.Info{Name: "failing"} }
+func (failing) Discover(context.Context, plugin.Request) (plugin.Result, error) {
+	var res plugin.Result
+	res.Rules = []plugin.Rule{{Name: "partial"}}
+	res.Warn("/x", "kept warning")
+	return res, errors.New("boom")
+}
+
+type panicking struct{}
+
+func (panicking) Info() plugin.Info { return plugin.Info{Name: "panicking"} }
+func (panicking) Discover(context.Context, plugin.Request) (plugin.Result, error) {
+	var m map[string]int
+	m["x"]++
+	return plugin.Result{}, nil
+}
+
+func TestWireProviderErrorsAndPanicsBecomeErrors(t *testing.T) {
+	var got sink
+	err := dispense(t, failing{}).Discover(context.Background(), shared.DiscoverRequest{}, &mapHostFS{}, &got)
+	if err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(got.rules) != 0 || len(got.warnings) != 1 {
+		t.Fatalf("a failed discovery sends its warnings only: %+v %+v", got.rules, got.warnings)
+	}
+	err = dispense(t, panicking{}).Discover(context.Background(), shared.DiscoverRequest{}, &mapHostFS{}, &got)
+	if err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("err = %v", err)
+	}
+}

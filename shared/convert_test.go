@@ -1,0 +1,63 @@
+package shared
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func TestFSErrorsKeepTheirKindAcrossTheWire(t *testing.T) {
+	for _, cause := range []error{fs.ErrNotExist, fs.ErrPermission, ErrNotDir, ErrTooLarge} {
+		sent := fmt.Errorf("open /w/AGENTS.md: %w", cause)
+		got := fsErrorFromStatus("read", "/w/AGENTS.md", statusFromFSError(sent))
+		if !errors.Is(got, cause) {
+			t.Errorf("%v came back as %v, which is not %v", sent, got, cause)
+		}
+		if got.Error() != sent.Error() {
+			t.Errorf("message changed on the wire: %q → %q", sent, got)
+		}
+	}
+	other := fsErrorFromStatus("read", "/p", statusFromFSError(errors.New("too many levels of symbolic links")))
+	for _, kind := range []error{fs.ErrNotExist, fs.ErrPermission, ErrNotDir, ErrTooLarge} {
+		if errors.Is(other, kind) {
+			t.Errorf("an unclassified error must not read as %v", kind)
+		}
+	}
+}
+
+func TestTransportFailureIsNeverNotExist(t *testing.T) {
+	err := fsErrorFromStatus("stat", "/p", status.Error(codes.NotFound, "connection reset"))
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Fatal("a status without our detail must not be mistaken for a missing file")
+	}
+}
+
+func TestFileInfoRoundTrip(t *testing.T) {
+	mt := time.Unix(1700000000, 123456789)
+	for _, mode := range []fs.FileMode{0o644, fs.ModeDir | 0o755, fs.ModeSymlink | 0o777, fs.ModeNamedPipe | 0o600} {
+		in := FileInfo{Name: "x", Size: 42, Mode: mode, ModTime: mt, Dev: 3, Ino: 99, Ctime: mt.Add(time.Second)}
+		out := fileInfoFromProto(fileInfoToProto(in))
+		if out.Mode.IsRegular() != in.Mode.IsRegular() || out.Mode.IsDir() != in.Mode.IsDir() || out.Mode.Perm() != in.Mode.Perm() {
+			t.Errorf("mode %v came back as %v", in.Mode, out.Mode)
+		}
+		if !out.ModTime.Equal(in.ModTime) || !out.Ctime.Equal(in.Ctime) || out.Dev != 3 || out.Ino != 99 || out.Size != 42 {
+			t.Errorf("round trip lost fields: %+v → %+v", in, out)
+		}
+	}
+	if fileInfoFromProto(fileInfoToProto(FileInfo{Mode: fs.ModeNamedPipe})).Mode.IsRegular() {
+		t.Error("a fifo must never come back as a regular file")
+	}
+}
+
+func TestRuleRoundTrip(t *testing.T) {
+	in := Rule{Name: "n", Path: "/p", Content: "c", Globs: []string{"a", "b"}, AlwaysApply: true, Description: "d", Condition: []string{"x"}, Level: LevelUser}
+	out := ruleFromProto(ruleToProto(in))
+	if fmt.Sprint(in) != fmt.Sprint(out) {
+		t.Fatalf("%+v → %+v", in, out)
+	}
+}
