@@ -1,0 +1,257 @@
+// Package broker finds rule provider plugins, starts each as its own process,
+// serves them the host's filesystem, collects what they discover, and merges
+// it by priority (spec/002 §4). A provider that fails costs only its own
+// rules: the failure comes back as a warning naming the binary.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// DefaultTimeout bounds each provider's start, Describe and Discover together.
+const DefaultTimeout = 5 * time.Second
+
+// Options configure a Load.
+type Options struct {
+	// Builtins are the providers the host links, in registration order. The
+	// conventional order is native, cursor, windsurf, cline.
+	Builtins []Builtin
+	// PluginDirs are searched for third-party rulebroker-provider-* binaries;
+	// see PluginDirs for the conventional list.
+	PluginDirs []string
+	// FS is the filesystem served to providers. Required.
+	FS shared.HostFS
+	// Timeout per provider; DefaultTimeout when zero.
+	Timeout time.Duration
+	// Priority overrides a provider's own priority, by provider name.
+	Priority map[string]int
+	// Logger receives go-plugin's and the providers' logs; silent when nil.
+	Logger hclog.Logger
+}
+
+// Provider describes one provider of a Load, whether it worked or not.
+type Provider struct {
+	Name            string // from Describe; the built-in's name or binary name if it failed first
+	Version         string
+	Priority        int    // after any override
+	DefaultPriority int    // what the provider asked for
+	Origin          string // "builtin" or the binary's path
+	PID             int
+	Rules           int // rules it contributed, shadowed included
+	Reads           []string
+	Err             error // why it contributed nothing, if it failed
+}
+
+// Result is what a Load found.
+type Result struct {
+	// Rules in merge order, shadowed ones included and marked.
+	Rules []Rule
+	// Providers in registration order.
+	Providers []Provider
+	Warnings  []shared.Warning
+}
+
+// Active returns the rules that won their names, in merge order.
+func (r Result) Active() []shared.Rule {
+	out := make([]shared.Rule, 0, len(r.Rules))
+	for _, rule := range r.Rules {
+		if !rule.Shadowed {
+			out = append(out, rule.Rule)
+		}
+	}
+	return out
+}
+
+// Load starts every provider in parallel, runs Discover once on each, stops
+// them all, and merges the results. It fails only when the options are
+// unusable; every provider problem is a warning in the result.
+func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result, error) {
+	if opts.FS == nil {
+		return Result{}, errors.New("broker: Options.FS is required")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+
+	var res Result
+	var launches []launch
+	for _, b := range opts.Builtins {
+		launches = append(launches, launch{name: b.Name, origin: "builtin", command: b.Command})
+	}
+	found, hidden, problems := findBinaries(opts.PluginDirs)
+	for _, p := range problems {
+		res.Warnings = append(res.Warnings, shared.Warning{Message: "cannot list plugin directory: " + p.Error()})
+	}
+	for _, path := range hidden {
+		res.Warnings = append(res.Warnings, shared.Warning{Provider: path, Path: path,
+			Message: "ignored: a provider binary of the same name comes earlier in the plugin path"})
+	}
+	for _, c := range found {
+		path := c.path
+		launches = append(launches, launch{name: filepath.Base(path), origin: path, command: func() (*exec.Cmd, error) {
+			return exec.Command(path), nil
+		}})
+	}
+
+	outcomes := make([]outcome, len(launches))
+	var wg sync.WaitGroup
+	for i, l := range launches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outcomes[i] = l.run(ctx, opts, req)
+		}()
+	}
+	wg.Wait()
+
+	sets := make([]providerRules, 0, len(outcomes))
+	for i, o := range outcomes {
+		p := o.provider
+		if override, ok := opts.Priority[p.Name]; ok && p.Err == nil {
+			p.Priority = override
+		}
+		res.Warnings = append(res.Warnings, o.warnings...)
+		if p.Err != nil {
+			who := launches[i].origin
+			if who == "builtin" {
+				who = "built-in provider " + launches[i].name
+			}
+			res.Warnings = append(res.Warnings, shared.Warning{Provider: who, Message: "provider skipped: " + p.Err.Error()})
+		} else {
+			sets = append(sets, providerRules{Name: p.Name, Priority: p.Priority, Order: i, Rules: o.rules})
+		}
+		res.Providers = append(res.Providers, p)
+	}
+	res.Rules = merge(sets)
+	return res, nil
+}
+
+// launch is one provider to start.
+type launch struct {
+	name    string
+	origin  string
+	command func() (*exec.Cmd, error)
+}
+
+type outcome struct {
+	provider Provider
+	rules    []shared.Rule
+	warnings []shared.Warning
+}
+
+// run starts the provider, asks it to describe itself and discover, and stops
+// it. Whatever happens, the process is gone when run returns.
+func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverRequest) (out outcome) {
+	out.provider = Provider{Name: l.name, Origin: l.origin}
+	fail := func(err error) outcome {
+		out.provider.Err = err
+		out.rules = nil
+		return out
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+
+	cmd, err := l.command()
+	if err != nil {
+		return fail(err)
+	}
+	tieToHost(cmd)
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  shared.Handshake(),
+		VersionedPlugins: shared.VersionedPlugins(nil),
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		Logger:           opts.Logger.Named(l.name),
+		StartTimeout:     opts.Timeout,
+		SyncStdout:       io.Discard,
+		SyncStderr:       io.Discard,
+	})
+	defer client.Kill()
+
+	rpc, err := client.Client()
+	if err != nil {
+		return fail(fmt.Errorf("failed to start: %w", err))
+	}
+	if rc := client.ReattachConfig(); rc != nil {
+		out.provider.PID = rc.Pid
+	}
+	raw, err := rpc.Dispense(shared.PluginName)
+	if err != nil {
+		return fail(fmt.Errorf("no provider service: %w", err))
+	}
+	prov, ok := raw.(shared.Provider)
+	if !ok {
+		return fail(fmt.Errorf("unexpected plugin type %T", raw))
+	}
+
+	info, err := prov.Describe(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("describe: %w", deadlineHint(ctx, err)))
+	}
+	if info.Name == "" {
+		return fail(errors.New("describe: the provider has no name"))
+	}
+	out.provider.Name = info.Name
+	out.provider.Version = info.Version
+	out.provider.Priority = info.Priority
+	out.provider.DefaultPriority = info.Priority
+
+	fsys := newRecordingFS(opts.FS)
+	sink := &collect{provider: info.Name}
+	err = prov.Discover(ctx, req, fsys, sink)
+	out.provider.Reads = fsys.read()
+	out.warnings = sink.warnings
+	if err != nil {
+		return fail(fmt.Errorf("discover: %w", deadlineHint(ctx, err)))
+	}
+	out.rules = sink.rules
+	out.provider.Rules = len(sink.rules)
+	return out
+}
+
+// deadlineHint says plainly that a provider ran out of time, which a bare
+// gRPC status does not.
+func deadlineHint(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("timed out (%v)", err)
+	}
+	return err
+}
+
+// collect gathers a provider's stream, checking each item.
+type collect struct {
+	provider string
+	rules    []shared.Rule
+	warnings []shared.Warning
+}
+
+func (c *collect) Rule(r shared.Rule) error {
+	if r.Name == "" {
+		c.warnings = append(c.warnings, shared.Warning{Provider: c.provider, Path: r.Path, Message: "rule has no name; ignored"})
+		return nil
+	}
+	r.Provider = c.provider
+	c.rules = append(c.rules, r)
+	return nil
+}
+
+func (c *collect) Warning(w shared.Warning) error {
+	w.Provider = c.provider
+	c.warnings = append(c.warnings, w)
+	return nil
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package broker
+
+import "os/exec"
+
+// tieToHost has no portable equivalent of Linux's parent-death signal; the
+// broker's Kill on every path is what keeps providers from outliving the host.
+func tieToHost(*exec.Cmd) {}
