@@ -1,0 +1,210 @@
+package plugin
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rulebroker/rulebroker/plugin/frontmatter"
+)
+
+// Fields reads typed values out of frontmatter metadata. A value of the wrong
+// type is dropped and described in Problems (e.g. `alwaysApply: "yes" is not
+// a boolean; ignored`), so a provider can turn bad input into a warning
+// instead of silently losing it. A key that is absent or null (`description:`
+// with nothing after it) is simply absent.
+type Fields struct {
+	Meta     map[string]any
+	Problems []string
+}
+
+// NewFields wraps meta for typed reads.
+func NewFields(meta map[string]any) *Fields { return &Fields{Meta: meta} }
+
+func (f *Fields) problem(format string, args ...any) {
+	f.Problems = append(f.Problems, fmt.Sprintf(format, args...))
+}
+
+// String returns the value of key when it is a string.
+func (f *Fields) String(key string) (string, bool) {
+	v, ok := f.Meta[key]
+	if !ok || v == nil {
+		return "", false
+	}
+	s, ok := v.(string)
+	if !ok {
+		f.problem("%s: %s is not a string; ignored", key, show(v))
+	}
+	return s, ok
+}
+
+// Bool returns the value of key when it is a real boolean. The string "true"
+// is not one: YAML would have typed it had it not been quoted.
+func (f *Fields) Bool(key string) (bool, bool) {
+	v, ok := f.Meta[key]
+	if !ok || v == nil {
+		return false, false
+	}
+	b, ok := v.(bool)
+	if !ok {
+		f.problem("%s: %s is not a boolean; ignored", key, show(v))
+	}
+	return b, ok
+}
+
+// StringList returns the value of key as a list of strings: a list keeps its
+// string elements (others are dropped, each a problem); a single string is a
+// one-element list. Elements are trimmed; empty ones are dropped.
+func (f *Fields) StringList(key string) []string {
+	return f.list(key, func(s string) []string { return []string{s} })
+}
+
+// Globs returns the glob patterns under key: a list keeps its string
+// elements; a single string is split on the commas that are not inside
+// braces, so "*.ts, *.tsx" is two globs and "*.{ts,tsx}" is one.
+func (f *Fields) Globs(key string) []string {
+	return f.list(key, SplitGlobs)
+}
+
+func (f *Fields) list(key string, fromString func(string) []string) []string {
+	v, ok := f.Meta[key]
+	if !ok || v == nil {
+		return nil
+	}
+	var out []string
+	switch v := v.(type) {
+	case string:
+		for _, s := range fromString(v) {
+			out = appendTrimmed(out, s)
+		}
+	case []any:
+		for i, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				f.problem("%s: element %d (%s) is not a string; dropped", key, i+1, show(e))
+				continue
+			}
+			out = appendTrimmed(out, s)
+		}
+	default:
+		f.problem("%s: %s is neither a string nor a list of strings; ignored", key, show(v))
+	}
+	return out
+}
+
+func appendTrimmed(list []string, s string) []string {
+	if s = strings.TrimSpace(s); s != "" {
+		list = append(list, s)
+	}
+	return list
+}
+
+// Conditions returns the rule's TTSR trigger patterns (spec §5): `condition`
+// (a string or a list of strings), else `ttsr_trigger`, else `ttsrTrigger`
+// (each a string). A key whose value is unusable counts as absent, so the
+// next one is tried.
+func (f *Fields) Conditions() []string {
+	if c := f.StringList("condition"); len(c) > 0 {
+		return c
+	}
+	for _, key := range []string{"ttsr_trigger", "ttsrTrigger"} {
+		if s, ok := f.String(key); ok && strings.TrimSpace(s) != "" {
+			return []string{s}
+		}
+	}
+	return nil
+}
+
+// SplitGlobs splits a comma-separated glob list, ignoring commas inside
+// braces, and trims each part; empty parts are dropped.
+func SplitGlobs(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth > 0 {
+				depth--
+			}
+		case ',':
+			if depth == 0 {
+				out = appendTrimmed(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return appendTrimmed(out, s[start:])
+}
+
+// show renders a metadata value for a problem message: strings quoted, other
+// values in Go's default format, long ones cut.
+func show(v any) string {
+	var s string
+	switch v := v.(type) {
+	case string:
+		s = fmt.Sprintf("%q", v)
+	case map[string]any, map[any]any:
+		s = "a mapping"
+	case []any:
+		s = "a list"
+	default:
+		s = fmt.Sprint(v)
+	}
+	const max = 60
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return s
+}
+
+// ParseRule turns one loaded file into a Rule at the given level, with the
+// normalization all four built-in providers share: frontmatter per spec §3,
+// content = the body, description a string, alwaysApply a boolean, globs a
+// list or a comma-separated string, condition / ttsr_trigger / ttsrTrigger as
+// the TTSR trigger. The rule is named after the file (File.Name); a provider
+// with a fixed name sets Rule.Name afterwards.
+//
+// The spec's per-provider differences (cursor keeps only alwaysApply: true;
+// native casts without checking) collapse here because Rule's fields are
+// typed: false and unset are the same bool, and a value of the wrong type
+// cannot be carried at all, so it is dropped with a warning everywhere.
+//
+// Every problem comes back as a warning naming the file; the rule is still
+// returned, even for an empty file (the spec loads it), so the user sees it.
+func ParseRule(f File, level Level) (Rule, []Warning) {
+	doc := frontmatter.Parse(f.Data)
+	fields := NewFields(doc.Meta)
+	r := Rule{
+		Name:    f.Name,
+		Path:    f.Path,
+		Content: doc.Body,
+		Level:   level,
+		Globs:   fields.Globs("globs"),
+	}
+	r.Description, _ = fields.String("description")
+	r.AlwaysApply, _ = fields.Bool("alwaysApply")
+	r.Condition = fields.Conditions()
+
+	var warnings []Warning
+	warn := func(msg string) { warnings = append(warnings, Warning{Path: f.Path, Message: msg}) }
+	for _, w := range doc.Warnings {
+		warn(w)
+	}
+	for _, p := range fields.Problems {
+		warn(p)
+	}
+	switch {
+	case doc.Body != "":
+	case doc.HasFrontmatter:
+		warn("rule has frontmatter but no content")
+	default:
+		warn("empty rule file")
+	}
+	if t, ok := doc.Meta["trigger"]; ok {
+		// Windsurf's activation field. The reference pipeline does not read
+		// it, so a rule relying on it may never reach the model: say so.
+		warn(fmt.Sprintf("trigger: %s is Windsurf's activation mode, which is not read; use alwaysApply, description or condition", show(t)))
+	}
+	return r, warnings
+}

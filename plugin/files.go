@@ -1,0 +1,143 @@
+package plugin
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// File is one file a provider loaded.
+type File struct {
+	Path string // absolute slash path
+	Name string // base name without the extension that selected it
+	Data []byte // raw bytes, as read
+}
+
+// LoadDir loads the files directly inside dir (an absolute slash path) whose
+// names end in one of exts (e.g. ".md", ".mdc"), sorted by name, reading them
+// all in one batched ReadFiles call.
+//
+// It behaves like the shell glob dir/*{exts}: names starting with "." are not
+// matched, and subdirectories are not searched. A directory entry that is a
+// symlink is followed and kept only when its target is a regular file. A
+// missing dir is not a problem: there are simply no files. Anything else that
+// goes wrong with one file is a warning naming it, and the other files still
+// load.
+func LoadDir(fsys fs.FS, dir string, exts ...string) ([]File, []Warning) {
+	paths, warnings := ListDir(fsys, dir, exts...)
+	files, more := LoadFiles(fsys, paths)
+	return files, append(warnings, more...)
+}
+
+// ListDir is the listing half of LoadDir: the absolute paths of the matching
+// regular files in dir, sorted by name.
+func ListDir(fsys fs.FS, dir string, exts ...string) ([]string, []Warning) {
+	dir = path.Clean("/" + dir)
+	entries, err := fs.ReadDir(fsys, FSPath(dir))
+	if err != nil {
+		if isAbsent(err) {
+			return nil, nil
+		}
+		return nil, []Warning{{Path: dir, Message: "cannot read directory: " + cause(err)}}
+	}
+	var paths []string
+	var warnings []Warning
+	for _, e := range entries { // fs.ReadDir sorts by name
+		if strings.HasPrefix(e.Name(), ".") || matchExt(e.Name(), exts) == "" {
+			continue
+		}
+		p := path.Join(dir, e.Name())
+		ok, w := isRegular(fsys, p, e.Type())
+		if w != nil {
+			warnings = append(warnings, *w)
+		}
+		if ok {
+			paths = append(paths, p)
+		}
+	}
+	return paths, warnings
+}
+
+// isRegular decides whether a directory entry is a file to load. Entries
+// whose type the listing already tells are decided without a round trip.
+func isRegular(fsys fs.FS, p string, typ fs.FileMode) (bool, *Warning) {
+	switch {
+	case typ.IsRegular():
+		return true, nil
+	case typ.IsDir():
+		return false, nil // a subdirectory named like a rule file: not a rule
+	case typ&fs.ModeSymlink == 0:
+		return false, &Warning{Path: p, Message: "not a regular file (" + typ.String() + "); skipped"}
+	}
+	info, err := fs.Stat(fsys, FSPath(p))
+	switch {
+	case err != nil && isAbsent(err):
+		return false, &Warning{Path: p, Message: "symlink target does not exist; skipped"}
+	case err != nil:
+		return false, &Warning{Path: p, Message: "cannot follow symlink: " + cause(err)}
+	case info.Mode().IsRegular():
+		return true, nil
+	case info.IsDir():
+		return false, nil
+	default:
+		return false, &Warning{Path: p, Message: "symlink target is not a regular file; skipped"}
+	}
+}
+
+// LoadFiles reads the files at the given absolute slash paths in one batched
+// call, in order. A file that does not exist is skipped without a warning
+// (an optional file such as global_rules.md, or one deleted since it was
+// listed); any other read error is a warning naming the file. Name is the
+// base name without its extension.
+func LoadFiles(fsys fs.FS, paths []string) ([]File, []Warning) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = FSPath(p)
+	}
+	var files []File
+	var warnings []Warning
+	for i, r := range ReadFiles(fsys, names) {
+		p := "/" + names[i]
+		switch {
+		case r.Err == nil:
+			base := path.Base(p)
+			files = append(files, File{Path: p, Name: strings.TrimSuffix(base, path.Ext(base)), Data: r.Data})
+		case isAbsent(r.Err):
+		default:
+			warnings = append(warnings, Warning{Path: p, Message: "cannot read file: " + cause(r.Err)})
+		}
+	}
+	return files, warnings
+}
+
+// matchExt returns the extension in exts that name ends with, or "".
+func matchExt(name string, exts []string) string {
+	for _, ext := range exts {
+		if strings.HasSuffix(name, ext) && len(name) > len(ext) {
+			return ext
+		}
+	}
+	return ""
+}
+
+// isAbsent reports an error that means "nothing there": the path does not
+// exist, or a component on the way is not a directory.
+func isAbsent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, shared.ErrNotDir)
+}
+
+// cause is err's message without the io/fs path prefix: warnings carry the
+// absolute path separately, and the FS-relative one would only confuse.
+func cause(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
