@@ -38,7 +38,7 @@ func ListDir(fsys fs.FS, dir string, exts ...string) ([]string, []Warning) {
 	dir = path.Clean("/" + dir)
 	entries, err := fs.ReadDir(fsys, FSPath(dir))
 	if err != nil {
-		if isAbsent(err) {
+		if IsAbsent(err) {
 			return nil, nil
 		}
 		return nil, []Warning{{Path: dir, Message: "cannot read directory: " + cause(err)}}
@@ -74,7 +74,7 @@ func isRegular(fsys fs.FS, p string, typ fs.FileMode) (bool, *Warning) {
 	}
 	info, err := fs.Stat(fsys, FSPath(p))
 	switch {
-	case err != nil && isAbsent(err):
+	case err != nil && IsAbsent(err):
 		return false, &Warning{Path: p, Message: "symlink target does not exist; skipped"}
 	case err != nil:
 		return false, &Warning{Path: p, Message: "cannot follow symlink: " + cause(err)}
@@ -108,7 +108,7 @@ func LoadFiles(fsys fs.FS, paths []string) ([]File, []Warning) {
 		case r.Err == nil:
 			base := path.Base(p)
 			files = append(files, File{Path: p, Name: strings.TrimSuffix(base, path.Ext(base)), Data: r.Data})
-		case isAbsent(r.Err):
+		case IsAbsent(r.Err):
 		default:
 			warnings = append(warnings, Warning{Path: p, Message: "cannot read file: " + cause(r.Err)})
 		}
@@ -126,12 +126,6 @@ func matchExt(name string, exts []string) string {
 	return ""
 }
 
-// isAbsent reports an error that means "nothing there": the path does not
-// exist, or a component on the way is not a directory.
-func isAbsent(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, shared.ErrNotDir)
-}
-
 // cause is err's message without the io/fs path prefix: warnings carry the
 // absolute path separately, and the FS-relative one would only confuse.
 func cause(err error) string {
@@ -141,3 +135,34 @@ func cause(err error) string {
 	}
 	return err.Error()
 }
+
+// LoadRules loads the rule files in dir (see LoadDir) and parses each into a
+// rule at the given level (see ParseRule), in file name order.
+func LoadRules(fsys fs.FS, dir string, level Level, exts ...string) ([]Rule, []Warning) {
+	files, warnings := LoadDir(fsys, dir, exts...)
+	rules, more := ParseRules(files, level)
+	return rules, append(warnings, more...)
+}
+
+// ParseRules parses each file into a rule at the given level (see ParseRule).
+func ParseRules(files []File, level Level) ([]Rule, []Warning) {
+	var rules []Rule
+	var warnings []Warning
+	for _, f := range files {
+		r, w := ParseRule(f, level)
+		rules = append(rules, r)
+		warnings = append(warnings, w...)
+	}
+	return rules, warnings
+}
+
+// IsAbsent reports an error that means "nothing there": the path does not
+// exist, or a component on the way is not a directory. Providers treat such
+// paths as simply not configured.
+func IsAbsent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, shared.ErrNotDir)
+}
+
+// ErrorCause is err's message without the io/fs path prefix, for a warning
+// that carries the absolute path separately.
+func ErrorCause(err error) string { return cause(err) }

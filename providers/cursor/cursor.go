@@ -1,0 +1,52 @@
+// Package cursor is the provider for Cursor's rule files, spec/002 §2:
+//
+//   - user:    ~/.cursor/rules/*.{mdc,md}
+//   - project: <cwd>/.cursor/rules/*.{mdc,md}
+//
+// User rules come first, then project rules, each directory in file name
+// order; a rule is named after its file without the extension. The legacy
+// .cursorrules file is not read (spec §9.1).
+package cursor
+
+import (
+	"context"
+	"path"
+
+	"github.com/rulebroker/rulebroker/plugin"
+)
+
+type provider struct{}
+
+// New returns the cursor provider.
+func New() plugin.Provider { return provider{} }
+
+// Info names the provider. Cursor and windsurf share priority 50; the broker
+// registers cursor first, so cursor wins a tie.
+func (provider) Info() plugin.Info {
+	return plugin.Info{Name: "cursor", Version: "0.1.0", Priority: 50, Capabilities: []string{"rules"}}
+}
+
+// Discover loads the user rules, then the project rules.
+func (provider) Discover(ctx context.Context, req plugin.Request) (plugin.Result, error) {
+	var res plugin.Result
+	var user string
+	if req.Home != "" {
+		user = path.Join(req.Home, ".cursor/rules")
+		load(&res, req, user, plugin.LevelUser)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	// When cwd is the home directory, the project directory is the user
+	// directory: list its rules once, not twice.
+	if project := path.Join(req.Cwd, ".cursor/rules"); req.Cwd != "" && project != user {
+		load(&res, req, project, plugin.LevelProject)
+	}
+	return res, nil
+}
+
+func load(res *plugin.Result, req plugin.Request, dir string, level plugin.Level) {
+	rules, warnings := plugin.LoadRules(req.FS, dir, level, ".mdc", ".md")
+	res.Rules = append(res.Rules, rules...)
+	res.Warnings = append(res.Warnings, warnings...)
+}

@@ -1,0 +1,53 @@
+// Package windsurf is the provider for Windsurf's rule files, spec/002 §2:
+//
+//   - user:    ~/.codeium/windsurf/memories/global_rules.md, one rule named
+//     "global_rules"
+//   - project: <cwd>/.windsurf/rules/*.md, named after the file
+//
+// The user rule comes first, then the project rules in file name order. The
+// legacy .windsurfrules file is not read (spec §9.1).
+package windsurf
+
+import (
+	"context"
+	"path"
+
+	"github.com/rulebroker/rulebroker/plugin"
+)
+
+// GlobalRuleName is the fixed name of the user-level rule.
+const GlobalRuleName = "global_rules"
+
+type provider struct{}
+
+// New returns the windsurf provider.
+func New() plugin.Provider { return provider{} }
+
+// Info names the provider. It shares priority 50 with cursor and is
+// registered after it.
+func (provider) Info() plugin.Info {
+	return plugin.Info{Name: "windsurf", Version: "0.1.0", Priority: 50, Capabilities: []string{"rules"}}
+}
+
+// Discover loads global_rules, then the project rules.
+func (provider) Discover(ctx context.Context, req plugin.Request) (plugin.Result, error) {
+	var res plugin.Result
+	if req.Home != "" {
+		files, warnings := plugin.LoadFiles(req.FS, []string{path.Join(req.Home, ".codeium/windsurf/memories/global_rules.md")})
+		rules, more := plugin.ParseRules(files, plugin.LevelUser)
+		for i := range rules {
+			rules[i].Name = GlobalRuleName
+		}
+		res.Rules = append(res.Rules, rules...)
+		res.Warnings = append(append(res.Warnings, warnings...), more...)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if req.Cwd != "" {
+		rules, warnings := plugin.LoadRules(req.FS, path.Join(req.Cwd, ".windsurf/rules"), plugin.LevelProject, ".md")
+		res.Rules = append(res.Rules, rules...)
+		res.Warnings = append(res.Warnings, warnings...)
+	}
+	return res, nil
+}
