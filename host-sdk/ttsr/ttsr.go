@@ -1,0 +1,489 @@
+// Package ttsr implements TTSR ("time-traveling stream rules"): rules whose
+// condition patterns are matched against the model's streamed output, so a
+// host can abort the stream as soon as the model says something a rule is
+// about, inject the rule, and retry.
+//
+// Triggers are Go RE2 regular expressions; inline flags such as a leading
+// (?i), (?s) or (?m) work natively. A pattern that does not compile, or that
+// can match empty text, is a warning and is skipped; a rule left with no usable
+// pattern is dropped with a warning.
+//
+// # Streams and turns
+//
+// The host feeds deltas per stream ("text", "thinking", a tool call id, ...).
+// Streams never mix: a match lies within one stream. TurnStart clears every
+// stream's buffer, so text from an earlier turn can never complete a match.
+// Before the first TurnStart the Manager is in turn 0.
+//
+// # The window
+//
+// Feed does not rescan the turn's output. It relies on the fact that a rule
+// that has not fired had no match ending before the new delta, so a new match
+// must end inside the delta; each Feed scans only the new text plus a
+// look-back of Window bytes (default DefaultWindow, 4 KiB). Hence:
+//
+//   - every match at most Window bytes long is found as soon as its last byte
+//     has been streamed, however the text was split into deltas;
+//   - a longer match is found only if it happens to fit in one scan (the
+//     look-back plus the delta); don't rely on it.
+//
+// Memory per stream is bounded by about twice the window, whatever the length
+// of the turn. End-of-text assertions ($, \z, \b at the end) see the end of
+// what has been streamed so far, as they would on the full text at that
+// moment. An incomplete UTF-8 sequence at the end of a delta is held back until
+// the rest of it arrives.
+//
+// # Prefilter
+//
+// For each pattern the Manager derives, from its syntax tree, literals one of
+// which every match must contain (for (?i) patterns, the part that ASCII upper
+// casing folds exactly). New text is searched once for all literals, and a
+// pattern's regexp runs only while one of its literals lies in the window.
+// Patterns with no such literal run on every delta. With hundreds of rules and
+// no match in sight this makes a delta cost a few microseconds instead of
+// running every regexp over the window.
+//
+// # Firing
+//
+// A rule fires at most once per turn, and by default once per session
+// (Once); EveryTurn and RepeatAfterTurns relax that.
+package ttsr
+
+import (
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// DefaultWindow is the default look-back, in bytes: the longest match that is
+// guaranteed to be found.
+const DefaultWindow = 4096
+
+// Repeat says when a rule that has fired may fire again.
+type Repeat struct {
+	// after is the number of turns that must have started since the rule
+	// fired; 0 means never (once per session).
+	after int
+}
+
+// Once lets a rule fire once per session; the default.
+func Once() Repeat { return Repeat{} }
+
+// EveryTurn lets a rule fire again in every later turn (still at most once per
+// turn).
+func EveryTurn() Repeat { return Repeat{after: 1} }
+
+// RepeatAfterTurns lets a rule fire again once n turns have started since it
+// last fired. n < 1 is treated as 1 (EveryTurn).
+func RepeatAfterTurns(n int) Repeat { return Repeat{after: max(n, 1)} }
+
+func (r Repeat) String() string {
+	switch r.after {
+	case 0:
+		return "once"
+	case 1:
+		return "every turn"
+	default:
+		return "after " + strconv.Itoa(r.after) + " turns"
+	}
+}
+
+// Option configures a Manager.
+type Option func(*config)
+
+type config struct {
+	window    int
+	repeat    Repeat
+	prefilter bool
+}
+
+// WithWindow sets the look-back in bytes (n < 1 means DefaultWindow).
+func WithWindow(n int) Option {
+	return func(c *config) {
+		if n >= 1 {
+			c.window = n
+		}
+	}
+}
+
+// WithRepeat sets the repeat policy for every rule.
+func WithRepeat(r Repeat) Option { return func(c *config) { c.repeat = r } }
+
+// WithoutPrefilter runs every pattern on every delta. It exists to measure
+// what the prefilter buys; results are the same either way.
+func WithoutPrefilter() Option { return func(c *config) { c.prefilter = false } }
+
+// Match is one rule firing.
+type Match struct {
+	Rule    string // rule name
+	Path    string // the rule's source file
+	Content string // the rule's content, to inject
+	Stream  string // the stream the match was found in
+	Text    string // the matched text
+	Pattern string // the condition pattern that matched
+	Turn    int    // the turn it fired in (0 before the first TurnStart)
+}
+
+// rule is a rule with its usable patterns and its firing state.
+type rule struct {
+	name, path, content string
+	triggers            []*trigger
+	fired               bool
+	firedTurn           int
+}
+
+// trigger is one compiled pattern.
+type trigger struct {
+	source string
+	re     *regexp.Regexp
+	// ctxRe is `(?s:.)(source)`, compiled on first need: it finds the
+	// leftmost match starting after the scan's first rune, which then serves
+	// as look-behind context for ^, \b and \B.
+	ctxRe *regexp.Regexp
+	lits  []int // ids into Manager.lits; nil means no prefilter
+}
+
+// Manager matches streamed output against TTSR rules. It is safe for
+// concurrent use.
+type Manager struct {
+	mu       sync.Mutex
+	cfg      config
+	rules    []*rule
+	warnings []shared.Warning
+	turn     int
+	streams  map[string]*stream
+
+	// The prefilter: distinct literals, indexed by their first one or two
+	// bytes, separately for exact and case-folded literals.
+	lits   []lit
+	maxLit int
+	exact  litIndex
+	folded litIndex
+	upper  []byte // scratch: the ASCII-upper-cased new text
+}
+
+// litIndex finds which literals start at a position.
+type litIndex struct {
+	single [256][]int       // one-byte literals by their byte
+	pairs  map[uint16][]int // longer literals by their first two bytes
+	bits   [1 << 16 / 64]uint64
+}
+
+func (x *litIndex) add(s string, id int) {
+	if len(s) == 1 {
+		x.single[s[0]] = append(x.single[s[0]], id)
+		return
+	}
+	k := uint16(s[0])<<8 | uint16(s[1])
+	if x.pairs == nil {
+		x.pairs = map[uint16][]int{}
+	}
+	x.pairs[k] = append(x.pairs[k], id)
+	x.bits[k/64] |= 1 << (k % 64)
+}
+
+// stream is one stream's state in the current turn.
+type stream struct {
+	buf     []byte // the tail of the stream's text; buf[0] is at offset base
+	base    int64
+	scanned int // buf[:scanned] has been scanned (always a rune boundary)
+	// lastLit[id] is the offset of the latest occurrence of literal id, or -1.
+	lastLit []int64
+}
+
+// New builds a Manager from rules; only their Condition patterns are used
+// (rules without any are ignored). Bad patterns become Warnings.
+func New(rules []shared.Rule, opts ...Option) *Manager {
+	m := &Manager{
+		cfg:     config{window: DefaultWindow, prefilter: true},
+		streams: map[string]*stream{},
+	}
+	for _, o := range opts {
+		o(&m.cfg)
+	}
+	litIDs := map[lit]int{}
+	for _, sr := range rules {
+		if len(sr.Condition) == 0 {
+			continue
+		}
+		r := &rule{name: sr.Name, path: sr.Path, content: sr.Content}
+		for _, p := range sr.Condition {
+			re, err := CompilePattern(p)
+			if err != nil {
+				m.warnings = append(m.warnings, shared.Warning{Provider: sr.Provider, Path: sr.Path,
+					Message: fmt.Sprintf("rule %q: condition %q is skipped: %v", sr.Name, p, err)})
+				continue
+			}
+			t := &trigger{source: p, re: re}
+			if m.cfg.prefilter {
+				t.lits = m.prefilter(p, litIDs)
+			}
+			r.triggers = append(r.triggers, t)
+		}
+		if len(r.triggers) == 0 {
+			m.warnings = append(m.warnings, shared.Warning{Provider: sr.Provider, Path: sr.Path,
+				Message: fmt.Sprintf("rule %q: no condition pattern compiles, so it never fires", sr.Name)})
+			continue
+		}
+		m.rules = append(m.rules, r)
+	}
+	return m
+}
+
+// prefilter registers the required literals of pattern p and returns their ids.
+func (m *Manager) prefilter(p string, ids map[lit]int) []int {
+	tree, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	ls, ok := requiredLits(tree.Simplify())
+	if !ok {
+		return nil
+	}
+	out := make([]int, 0, len(ls))
+	for _, l := range ls {
+		id, seen := ids[l]
+		if !seen {
+			id = len(m.lits)
+			ids[l] = id
+			m.lits = append(m.lits, l)
+			m.maxLit = max(m.maxLit, len(l.s))
+			if l.fold {
+				m.folded.add(l.s, id)
+			} else {
+				m.exact.add(l.s, id)
+			}
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+// Warnings lists the patterns and rules that were skipped.
+func (m *Manager) Warnings() []shared.Warning {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]shared.Warning(nil), m.warnings...)
+}
+
+// Rules lists the names of the rules that can fire, in input order.
+func (m *Manager) Rules() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, len(m.rules))
+	for i, r := range m.rules {
+		out[i] = r.name
+	}
+	return out
+}
+
+// Turn is the current turn number: how many times TurnStart has been called.
+func (m *Manager) Turn() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.turn
+}
+
+// TurnStart starts a new turn: every stream's buffer is dropped, and rules
+// whose repeat policy allows it become eligible again.
+func (m *Manager) TurnStart() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.turn++
+	clear(m.streams)
+}
+
+// eligible reports whether r may fire in the current turn.
+func (m *Manager) eligible(r *rule) bool {
+	if !r.fired {
+		return true
+	}
+	a := m.cfg.repeat.after
+	return a > 0 && m.turn-r.firedTurn >= a
+}
+
+// Feed appends delta to the stream's text for this turn and returns the rules
+// that fire because of it, in rule order. A rule fires at most once per call.
+func (m *Manager) Feed(streamName, delta string) []Match {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if delta == "" || len(m.rules) == 0 {
+		return nil
+	}
+	st := m.streams[streamName]
+	if st == nil {
+		st = &stream{lastLit: make([]int64, len(m.lits))}
+		for i := range st.lastLit {
+			st.lastLit[i] = -1
+		}
+		m.streams[streamName] = st
+	}
+	prev := st.scanned
+	st.buf = append(st.buf, delta...)
+	end := completeEnd(st.buf, prev)
+	if end == prev {
+		return nil // only part of a multi-byte rune so far
+	}
+	m.trackLits(st, prev, end)
+
+	// The scan starts one rune before the look-back, so that every match of
+	// up to window bytes starts after the scan's first rune, where ^, \b and
+	// \B see the real preceding text. Only at the turn's true start is there
+	// no preceding text to see.
+	cut := prev - m.cfg.window - 1
+	atStart := false
+	if cut <= 0 && st.base == 0 {
+		cut, atStart = 0, true
+	} else {
+		cut = max(cut, 0)
+		for cut > 0 && !utf8.RuneStart(st.buf[cut]) {
+			cut--
+		}
+	}
+	cutAbs := st.base + int64(cut)
+	text := st.buf[cut:end]
+
+	var out []Match
+	for _, r := range m.rules {
+		if !m.eligible(r) || r.fired && r.firedTurn == m.turn {
+			continue
+		}
+		for _, t := range r.triggers {
+			if !t.candidate(st, cutAbs) {
+				continue
+			}
+			loc := t.find(text, atStart)
+			if loc == nil {
+				continue
+			}
+			r.fired, r.firedTurn = true, m.turn
+			out = append(out, Match{
+				Rule: r.name, Path: r.path, Content: r.content, Stream: streamName,
+				Text: string(text[loc[0]:loc[1]]), Pattern: t.source, Turn: m.turn,
+			})
+			break
+		}
+	}
+	st.scanned = end
+	m.trim(st)
+	return out
+}
+
+// candidate reports whether the prefilter lets t run: one of its literals
+// occurs at or after the start of the scan.
+func (t *trigger) candidate(st *stream, cutAbs int64) bool {
+	if t.lits == nil {
+		return true
+	}
+	for _, id := range t.lits {
+		if st.lastLit[id] >= cutAbs {
+			return true
+		}
+	}
+	return false
+}
+
+// find returns the leftmost non-empty match in text whose look-behind context
+// is right, or nil.
+func (t *trigger) find(text []byte, atStart bool) []int {
+	loc := t.re.FindIndex(text)
+	if loc == nil || loc[0] > 0 || atStart {
+		return nonEmpty(loc)
+	}
+	// The match starts at the scan's first rune, where the regexp saw no
+	// preceding text: it may be an artefact of the cut (a false ^ or \b), and
+	// it may hide a real match further on. Look again, with that first rune
+	// as context.
+	if t.ctxRe == nil {
+		re, err := regexp.Compile(`(?s:.)(` + t.source + `)`)
+		if err != nil {
+			return nil // cannot happen: source compiled on its own
+		}
+		t.ctxRe = re
+	}
+	sub := t.ctxRe.FindSubmatchIndex(text)
+	if sub == nil {
+		return nil
+	}
+	return nonEmpty(sub[2:4])
+}
+
+func nonEmpty(loc []int) []int {
+	if loc == nil || loc[0] == loc[1] {
+		return nil
+	}
+	return loc
+}
+
+// completeEnd is len(buf) minus a trailing incomplete UTF-8 sequence, but
+// never less than from.
+func completeEnd(buf []byte, from int) int {
+	end := len(buf)
+	for i := end - 1; i >= from && i >= end-utf8.UTFMax; i-- {
+		if utf8.RuneStart(buf[i]) {
+			if !utf8.FullRune(buf[i:end]) {
+				return i
+			}
+			break
+		}
+	}
+	return end
+}
+
+// trackLits records the latest occurrence of every prefilter literal that
+// ends in buf[prev:end].
+func (m *Manager) trackLits(st *stream, prev, end int) {
+	if len(m.lits) == 0 {
+		return
+	}
+	from := max(prev-(m.maxLit-1), 0)
+	raw := st.buf[from:end]
+	m.upper = m.upper[:0]
+	for _, b := range raw {
+		m.upper = append(m.upper, asciiUpper(b))
+	}
+	up := m.upper
+	for i := range raw {
+		abs := st.base + int64(from+i)
+		m.exact.scan(m.lits, raw, i, abs, st.lastLit)
+		m.folded.scan(m.lits, up, i, abs, st.lastLit)
+	}
+}
+
+// scan records literals of x that occur at text[i:].
+func (x *litIndex) scan(lits []lit, text []byte, i int, abs int64, last []int64) {
+	for _, id := range x.single[text[i]] {
+		last[id] = abs
+	}
+	if x.pairs == nil || i+1 >= len(text) {
+		return
+	}
+	k := uint16(text[i])<<8 | uint16(text[i+1])
+	if x.bits[k/64]&(1<<(k%64)) == 0 {
+		return
+	}
+	for _, id := range x.pairs[k] {
+		s := lits[id].s
+		if len(text)-i >= len(s) && string(text[i:i+len(s)]) == s {
+			last[id] = abs
+		}
+	}
+}
+
+// trim drops text that no future scan can reach, once it is at least as long
+// as what is kept, so copying costs O(1) per streamed byte.
+func (m *Manager) trim(st *stream) {
+	keep := st.scanned - (m.cfg.window + 2*utf8.UTFMax + max(m.maxLit, 1))
+	if keep <= 0 || keep < len(st.buf)-keep {
+		return
+	}
+	n := copy(st.buf, st.buf[keep:])
+	st.buf = st.buf[:n]
+	st.base += int64(keep)
+	st.scanned -= keep
+}
