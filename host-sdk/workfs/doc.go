@@ -1,0 +1,16 @@
+// Package workfs provides the host's implementations of shared.HostFS, the
+// project's one filesystem abstraction:
+//
+//   - OS reads the real filesystem ("host path": Stat follows symlinks,
+//     Resolve follows every link).
+//   - Policy wraps any HostFS and confines every call to a set of allowed
+//     roots, checking both the path asked for and the path it resolves to,
+//     so a repository-owned symlink cannot point reads outside the roots.
+//   - Mem is an in-memory tree for tests, with symlinks, fifos, injected
+//     errors, controllable timestamps and inode numbers, and call counters.
+//
+// Every error wraps fs.ErrNotExist, fs.ErrPermission, shared.ErrNotDir or
+// shared.ErrTooLarge where those apply and names the path concerned. A
+// symlink loop is reported as syscall.ELOOP, which is deliberately not
+// fs.ErrNotExist: a loop is a broken file, not a missing one.
+package workfs

@@ -1,0 +1,140 @@
+package workfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// OS is shared.HostFS on the real filesystem. Its zero value is ready to use.
+//
+// ReadFile and ReadFiles treat max <= 0 as "no cap".
+type OS struct{}
+
+var _ shared.HostFS = OS{}
+
+// Stat follows symlinks and fills in device, inode and change time where the
+// platform has them.
+func (OS) Stat(ctx context.Context, path string) (shared.FileInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return shared.FileInfo{}, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return shared.FileInfo{}, wrapOSErr("stat", path, err)
+	}
+	return fileInfo(fi), nil
+}
+
+// Resolve returns the absolute path with every symlink followed.
+func (OS) Resolve(ctx context.Context, path string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", wrapOSErr("resolve", path, err)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", path, err)
+	}
+	return abs, nil
+}
+
+// ReadDir lists a directory sorted by name; each entry carries the type bits
+// of the entry itself (a symlink is a symlink).
+func (OS) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(path) // already sorted by name
+	if err != nil {
+		return nil, wrapOSErr("readdir", path, err)
+	}
+	out := make([]shared.DirEntry, len(ents))
+	for i, e := range ents {
+		out[i] = shared.DirEntry{Name: e.Name(), Type: e.Type()}
+	}
+	return out, nil
+}
+
+// ReadFile reads a regular file of at most max bytes. It reads max+1 bytes
+// rather than trusting the size from stat, because the file may grow between
+// the two calls. It opens without blocking so a fifo cannot hang the caller;
+// a non-regular file is an error.
+func (OS) ReadFile(ctx context.Context, path string, max int64) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, wrapOSErr("read", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, wrapOSErr("read", path, err)
+	}
+	switch {
+	case fi.IsDir():
+		return nil, fmt.Errorf("read %s: %w", path, syscall.EISDIR)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("read %s: not a regular file (%s): %w", path, fi.Mode().Type(), fs.ErrInvalid)
+	}
+	var r io.Reader = f
+	if max > 0 {
+		r = io.LimitReader(f, max+1)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, wrapOSErr("read", path, err)
+	}
+	if max > 0 && int64(len(data)) > max {
+		return nil, fmt.Errorf("read %s: larger than %d bytes: %w", path, max, shared.ErrTooLarge)
+	}
+	return data, nil
+}
+
+// ReadFiles reads each path with ReadFile; every result carries its own error.
+func (o OS) ReadFiles(ctx context.Context, paths []string, max int64) ([]shared.FileContent, error) {
+	out := make([]shared.FileContent, len(paths))
+	for i, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		data, err := o.ReadFile(ctx, p, max)
+		out[i] = shared.FileContent{Path: p, Data: data, Err: err}
+	}
+	return out, nil
+}
+
+// wrapOSErr restates an os error as "op path: cause", mapping ENOTDIR to
+// shared.ErrNotDir (the errno itself is kept in the chain) and keeping the
+// inner path when the failure was on a different component.
+func wrapOSErr(op, path string, err error) error {
+	cause := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		cause = pe.Err
+		if pe.Path != path {
+			cause = fmt.Errorf("%s: %w", pe.Path, pe.Err)
+		}
+	} else if strings.Contains(err.Error(), "too many links") {
+		// filepath.EvalSymlinks reports a loop with a plain error of its own;
+		// give it the errno a loop has everywhere else so callers can tell.
+		cause = fmt.Errorf("%w: %w", syscall.ELOOP, err)
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%s %s: %w: %w", op, path, shared.ErrNotDir, cause)
+	}
+	return fmt.Errorf("%s %s: %w", op, path, cause)
+}
