@@ -160,6 +160,3 @@ func TestOSCanceled(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
-
-
-
