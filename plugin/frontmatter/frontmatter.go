@@ -10,6 +10,7 @@ package frontmatter
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -60,7 +61,8 @@ func Trim(s string) string {
 //   - the closing fence is the next line that is exactly "---" (trailing
 //     blanks allowed); without one there is no frontmatter and the whole
 //     text is the body;
-//   - when YAML rejects the block, a warning carries YAML's message and the
+//   - when YAML rejects the block, a warning carries YAML's message (its line
+//     numbers counted from the top of the file) and the
 //     line fallback accepts hyphens in keys and types each value as a YAML
 //     scalar when it parses as one on its own (so "alwaysApply: true" stays
 //     a boolean), else keeps the raw string;
@@ -214,13 +216,24 @@ func scalar(raw string) any {
 	return v
 }
 
-// yamlMessage returns YAML's own message without the package prefix noise of
-// nested errors (yaml.TypeError lists several).
+// yamlLine matches the line numbers in YAML's messages.
+var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// yamlMessage returns YAML's own message, with its line numbers shifted to
+// count from the top of the file (YAML counts from the line after the
+// opening fence), so a user can go straight to the line.
 func yamlMessage(err error) string {
+	msg := err.Error()
 	if te, ok := err.(*yaml.TypeError); ok {
-		return "yaml: " + strings.Join(te.Errors, "; ")
+		msg = "yaml: " + strings.Join(te.Errors, "; ")
 	}
-	return err.Error()
+	return yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		if err != nil {
+			return m
+		}
+		return "line " + strconv.Itoa(n+1)
+	})
 }
 
 // safeUnmarshal is yaml.Unmarshal that turns a panic inside the YAML library

@@ -296,3 +296,15 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseWarningLineNumbersCountFromFileTop(t *testing.T) {
+	doc := Parse([]byte("---\ndescription: ok\nglobs: *.md,*.mdx\n---\nbody"))
+	// globs is on line 3 of the file (line 2 of the YAML block).
+	if len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "yaml: line 3: ") {
+		t.Errorf("Warnings = %q, want YAML's message at line 3", doc.Warnings)
+	}
+	doc = Parse([]byte("---\na: 1\na: 2\n---\n"))
+	if len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "line 3: mapping key \"a\" already defined at line 2") {
+		t.Errorf("Warnings = %q", doc.Warnings)
+	}
+}
