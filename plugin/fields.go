@@ -201,10 +201,11 @@ func ParseRule(f File, level Level) (Rule, []Warning) {
 	default:
 		warn("empty rule file")
 	}
-	if t, ok := doc.Meta["trigger"]; ok {
+	if t, ok := doc.Meta["trigger"]; ok && r.Description == "" && !r.AlwaysApply && len(r.Condition) == 0 {
 		// Windsurf's activation field. The reference pipeline does not read
-		// it, so a rule relying on it may never reach the model: say so.
-		warn(fmt.Sprintf("trigger: %s is Windsurf's activation mode, which is not read; use alwaysApply, description or condition", show(t)))
+		// it, so a rule that relies on it alone never reaches the model: say
+		// so, rather than drop it silently.
+		warn(fmt.Sprintf("trigger: %s (Windsurf's activation mode) is not read, and without description, alwaysApply or condition the rule is never offered to the model", show(t)))
 	}
 	return r, warnings
 }

@@ -111,10 +111,15 @@ func TestDiscoverNormalization(t *testing.T) {
 			warnings: []string{file + ": invalid YAML frontmatter: yaml: line 3: did not find expected alphabetic or numeric character; read with the line fallback"},
 		},
 		{
-			name:     "Windsurf frontmatter in a Cursor file",
-			data:     "---\ntrigger: model_decision\ndescription: Convex\n---\nbody",
-			want:     plugin.Rule{Description: "Convex", Content: "body"},
-			warnings: []string{file + `: trigger: "model_decision" is Windsurf's activation mode, which is not read; use alwaysApply, description or condition`},
+			name: "Windsurf frontmatter in a Cursor file, with a description",
+			data: "---\ntrigger: model_decision\ndescription: Convex\n---\nbody",
+			want: plugin.Rule{Description: "Convex", Content: "body"},
+		},
+		{
+			name:     "Windsurf frontmatter in a Cursor file, trigger alone",
+			data:     "---\ntrigger: model_decision\nglobs: \"*.ts\"\n---\nbody",
+			want:     plugin.Rule{Globs: []string{"*.ts"}, Content: "body"},
+			warnings: []string{file + `: trigger: "model_decision" (Windsurf's activation mode) is not read, and without description, alwaysApply or condition the rule is never offered to the model`},
 		},
 		{
 			name:     "frontmatter only",

@@ -75,7 +75,7 @@ func TestDiscoverNormalization(t *testing.T) {
 			name:     "Windsurf trigger reported",
 			data:     "---\ntrigger: always_on\n---\nbody",
 			want:     plugin.Rule{Content: "body"},
-			warnings: []string{file + `: trigger: "always_on" is Windsurf's activation mode, which is not read; use alwaysApply, description or condition`},
+			warnings: []string{file + `: trigger: "always_on" (Windsurf's activation mode) is not read, and without description, alwaysApply or condition the rule is never offered to the model`},
 		},
 		{
 			name: "CRLF and BOM",
