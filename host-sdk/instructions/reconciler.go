@@ -1,0 +1,561 @@
+// Package instructions is the instruction reconciler: it loads every
+// AGENTS.md / CLAUDE.md style candidate (plus local overlays and the
+// user-global file) that applies to the session's working directory, dedups
+// copies per directory, renders them for the model, and after every tool call
+// works out what changed and says so in one message.
+//
+// The semantics are those of spec/000 (load all candidates, dedup per
+// directory, per-candidate scope keys, reconciliation every round) and
+// spec/001 (follow symlinks; resolve or stat failures are "unavailable", never
+// a removal). All file access goes through a shared.HostFS, so a policy gate
+// (workfs.Policy) decides what may be read.
+package instructions
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// racyWindow widens git's racy-timestamp test. Git compares a file's mtime
+// with the index file's mtime, both stamped by the same filesystem clock; we
+// compare it with the process clock, and filesystem timestamps can lag it by
+// a coarse tick. A file whose mtime is not older than (recorded time -
+// racyWindow) may have been rewritten after it was read without its version
+// changing, so it is re-read next round.
+const racyWindow = 2 * time.Second
+
+// Action is the kind of a change.
+type Action string
+
+// The three changes a round can make to a scope.
+const (
+	ActionSet     Action = "set"     // the scope becomes loaded
+	ActionReplace Action = "replace" // a loaded scope's bytes changed
+	ActionRemove  Action = "remove"  // a loaded scope is absent, empty or now a duplicate
+)
+
+// Change is one change to one scope. Digest is the new raw digest; a remove
+// has none.
+type Change struct {
+	Action    Action `json:"action"`
+	Key       string `json:"key"`
+	Dir       string `json:"dir"`
+	Candidate string `json:"candidate"`
+	Path      string `json:"path"`
+	Digest    string `json:"digest,omitempty"`
+}
+
+// Scope is one loaded scope.
+type Scope struct {
+	Key           string `json:"key"`
+	Dir           string `json:"dir"`
+	Candidate     string `json:"candidate"`
+	Path          string `json:"path"`
+	ResolvedPath  string `json:"resolvedPath"`
+	Digest        string `json:"digest"`
+	TrimmedDigest string `json:"trimmedDigest"`
+}
+
+// Round is what one reconciliation round produced. Message is nil when
+// nothing changed. Warnings name the file concerned.
+type Round struct {
+	Changes  []Change `json:"changes"`
+	Message  *Message `json:"message,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Reconciler keeps a session's instruction files current. Rounds are
+// serialized; all methods are safe for concurrent use.
+type Reconciler struct {
+	cfg Config
+	mu  sync.Mutex
+	st  state
+}
+
+type state struct {
+	started bool              // a round has run (or a started state was restored)
+	root    string            // workspace root, found by the first round
+	dirs    map[string]bool   // every directory label probed so far
+	loaded  map[string]Scope  // by key
+	cache   map[string]cached // by key: version cache of present files
+}
+
+// cached is one version cache row.
+type cached struct {
+	Resolved      string
+	Dev, Ino      uint64
+	Size          int64
+	Mtime, Ctime  int64 // unix nanoseconds
+	Digest        string
+	TrimmedDigest string
+	RecordedAt    int64 // unix nanoseconds, when the digests were computed
+}
+
+func (s state) clone() state {
+	n := state{started: s.started, root: s.root, dirs: map[string]bool{}, loaded: map[string]Scope{}, cache: map[string]cached{}}
+	for k, v := range s.dirs {
+		n.dirs[k] = v
+	}
+	for k, v := range s.loaded {
+		n.loaded[k] = v
+	}
+	for k, v := range s.cache {
+		n.cache[k] = v
+	}
+	return n
+}
+
+// New validates cfg, fills in defaults, and returns a Reconciler with empty
+// state.
+func New(cfg Config) (*Reconciler, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Reconciler{cfg: c, st: state{}.clone()}, nil
+}
+
+// Root returns the workspace root, or "" before the first round.
+func (r *Reconciler) Root() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.root
+}
+
+// Baseline runs the first round: the user-global scope and every directory
+// from the workspace root down to cwd, from empty state, so every loaded file
+// is a set. On a reconciler restored from a snapshot it is an ordinary round
+// over the same directories, announcing only what changed.
+func (r *Reconciler) Baseline(ctx context.Context) (Round, error) {
+	return r.round(ctx, true, nil)
+}
+
+// PostExecute reconciles after a tool ran: every known scope, plus the
+// directories between cwd (exclusive) and the folder of each touched path
+// below cwd. Paths are absolute or relative to cwd. Called before any
+// Baseline, it includes the baseline directories too.
+func (r *Reconciler) PostExecute(ctx context.Context, tool string, paths []string) (Round, error) {
+	_ = tool // the tool's name does not change what is probed
+	return r.round(ctx, false, paths)
+}
+
+// Attach registers the reconciler's tools/post-execute hook; its result value
+// is the Round. The returned function detaches it.
+func (r *Reconciler) Attach(lc lifecycle.Lifecycle) (detach func()) {
+	return lc.OnPostExecute("instructions", func(ctx context.Context, ev lifecycle.PostExecute) (any, error) {
+		return r.PostExecute(ctx, ev.Tool, ev.Paths)
+	})
+}
+
+// Loaded returns the loaded scopes in render order.
+func (r *Reconciler) Loaded() []Scope {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Scope, 0, len(r.st.loaded))
+	for _, s := range r.st.loaded {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return r.less(out[i].Dir, out[i].Candidate, out[j].Dir, out[j].Candidate) })
+	return out
+}
+
+// less orders scopes for rendering: user-global, then root to deepest (ties by
+// label), candidates in configured order.
+func (r *Reconciler) less(d1, c1, d2, c2 string) bool {
+	if d1 != d2 {
+		if a, b := dirDepth(d1), dirDepth(d2); a != b {
+			return a < b
+		}
+		return d1 < d2
+	}
+	return r.candIndex(c1) < r.candIndex(c2)
+}
+
+func (r *Reconciler) candIndex(c string) int {
+	for i, n := range r.cfg.candidates() {
+		if n == c {
+			return i
+		}
+	}
+	return len(r.cfg.Candidates) + len(r.cfg.LocalCandidates)
+}
+
+func digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+// emptyDigest is digest(nil): the trimmed digest of a file with no content.
+const emptyDigest = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+type outcome int
+
+const (
+	absent outcome = iota
+	present
+	unavailable
+)
+
+// probe is what one round learned about one scope.
+type probe struct {
+	Scope // Key, Dir, Candidate, Path; ResolvedPath and digests when present
+	out   outcome
+	fi    shared.FileInfo
+	data  []byte // nil unless read this round
+	read  bool
+}
+
+// isAbsent classifies an error as a confirmed absence: missing (a dangling
+// link included) or a non-directory on the way. Everything else is
+// "unavailable".
+func isAbsent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, shared.ErrNotDir)
+}
+
+func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string) (Round, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return Round{}, err
+	}
+	st := r.st.clone()
+	var warns []string
+	if st.root == "" {
+		root, w, err := r.discoverRoot(ctx)
+		if err != nil {
+			return Round{}, err
+		}
+		st.root, warns = root, w
+	}
+	first := !st.started
+	now := r.cfg.Now().UnixNano()
+
+	// Which directories.
+	if baseline || first {
+		if r.cfg.DSHHome != "" {
+			st.dirs[UserGlobalDir] = true
+		}
+		for d := r.cfg.Cwd; ; d = filepath.Dir(d) {
+			if l, ok := dirLabel(st.root, d); ok {
+				st.dirs[l] = true
+			}
+			if d == st.root || d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	for _, p := range touched {
+		for _, d := range r.touchedDirs(p) {
+			if l, ok := dirLabel(st.root, d); ok {
+				st.dirs[l] = true
+			}
+		}
+	}
+	for _, s := range st.loaded {
+		st.dirs[s.Dir] = true
+	}
+	dirs := make([]string, 0, len(st.dirs))
+	for d := range st.dirs {
+		dirs = append(dirs, d)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return r.less(dirs[i], "", dirs[j], "") })
+
+	// Probe: resolve then stat every scope; collect what must be read.
+	var probes []*probe
+	var toRead []*probe
+	for _, d := range dirs {
+		cands := r.cfg.candidates()
+		if d == UserGlobalDir {
+			cands = []string{UserGlobalFile}
+		}
+		base := dirPath(st.root, r.cfg.DSHHome, d)
+		for _, c := range cands {
+			p := &probe{Scope: Scope{Key: ScopeKey(d, c), Dir: d, Candidate: c, Path: filepath.Join(base, c)}}
+			w, err := r.stat(ctx, p, st.cache[p.Key])
+			if err != nil {
+				return Round{}, err
+			}
+			warns = append(warns, w...)
+			if p.out == present && !p.read && p.Digest == "" {
+				toRead = append(toRead, p)
+			}
+			probes = append(probes, p)
+		}
+	}
+	w, err := r.readAll(ctx, toRead)
+	if err != nil {
+		return Round{}, err
+	}
+	warns = append(warns, w...)
+
+	// Decide; a set of a file whose digests came from the cache needs its
+	// bytes, so read those and decide again (their digests may differ if the
+	// file changed under us, which can change the dedup decision).
+	var pl plan
+	for i := 0; ; i++ {
+		pl = r.decide(probes, st.loaded)
+		var missing []*probe
+		for _, p := range pl.needBytes {
+			if !p.read {
+				missing = append(missing, p)
+			}
+		}
+		if len(missing) == 0 || i == 3 {
+			break
+		}
+		w, err := r.readAll(ctx, missing)
+		if err != nil {
+			return Round{}, err
+		}
+		warns = append(warns, w...)
+	}
+
+	// Commit the version cache: present files get fresh rows (recorded now
+	// when read this round), absent ones lose theirs, unavailable ones keep
+	// their last.
+	for _, p := range probes {
+		switch p.out {
+		case present:
+			rec := now
+			if old, ok := st.cache[p.Key]; ok && !p.read {
+				rec = old.RecordedAt
+			}
+			st.cache[p.Key] = cached{
+				Resolved: p.ResolvedPath, Dev: p.fi.Dev, Ino: p.fi.Ino, Size: p.fi.Size,
+				Mtime: p.fi.ModTime.UnixNano(), Ctime: p.fi.Ctime.UnixNano(),
+				Digest: p.Digest, TrimmedDigest: p.TrimmedDigest, RecordedAt: rec,
+			}
+		case absent:
+			delete(st.cache, p.Key)
+		}
+	}
+	st.loaded = pl.loaded
+	st.started = true
+
+	rd := Round{Changes: pl.changes, Warnings: warns}
+	if len(pl.changes) > 0 {
+		msg := r.render(first, pl, st.root)
+		rd.Message = &msg
+	}
+	r.st = st
+	return rd, nil
+}
+
+// stat runs resolve then stat for one scope and fills in its outcome, reusing
+// cached digests when the version is unchanged and not racy.
+func (r *Reconciler) stat(ctx context.Context, p *probe, c cached) ([]string, error) {
+	fail := func(op string, err error) ([]string, error) {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if isAbsent(err) {
+			p.out = absent
+			return nil, nil
+		}
+		p.out = unavailable
+		return []string{fmt.Sprintf("%s: unavailable (%s failed: %v)", p.Path, op, err)}, nil
+	}
+	res, err := r.cfg.FS.Resolve(ctx, p.Path)
+	if err != nil {
+		return fail("resolve", err)
+	}
+	fi, err := r.cfg.FS.Stat(ctx, res)
+	if err != nil {
+		return fail("stat", err)
+	}
+	if !fi.IsRegular() {
+		p.out = absent // a directory, fifo or other non-file target
+		return nil, nil
+	}
+	p.ResolvedPath, p.fi = res, fi
+	if fi.Size > r.cfg.MaxFileBytes {
+		p.out = unavailable
+		return []string{fmt.Sprintf("%s: unavailable: %d bytes exceeds the %d-byte per-file cap", p.Path, fi.Size, r.cfg.MaxFileBytes)}, nil
+	}
+	p.out = present
+	if c.Digest != "" && c.Resolved == res && c.Dev == fi.Dev && c.Ino == fi.Ino && c.Size == fi.Size &&
+		c.Mtime == fi.ModTime.UnixNano() && c.Ctime == fi.Ctime.UnixNano() &&
+		c.Mtime < c.RecordedAt-int64(racyWindow) {
+		p.Digest, p.TrimmedDigest = c.Digest, c.TrimmedDigest
+	}
+	return nil, nil
+}
+
+// readAll reads probes in one batch and classifies failures as stat does.
+func (r *Reconciler) readAll(ctx context.Context, ps []*probe) ([]string, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	paths := make([]string, len(ps))
+	for i, p := range ps {
+		paths[i] = p.ResolvedPath
+	}
+	res, err := r.cfg.FS.ReadFiles(ctx, paths, r.cfg.MaxFileBytes)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// The whole batch failed: every file in it is unavailable.
+		res = make([]shared.FileContent, len(ps))
+		for i := range res {
+			res[i].Err = err
+		}
+	}
+	if len(res) != len(ps) {
+		return nil, fmt.Errorf("instructions: ReadFiles returned %d results for %d paths", len(res), len(ps))
+	}
+	var warns []string
+	for i, p := range ps {
+		p.read = true
+		if e := res[i].Err; e != nil {
+			p.Digest, p.TrimmedDigest = "", ""
+			if isAbsent(e) {
+				p.out = absent
+				continue
+			}
+			p.out = unavailable
+			if errors.Is(e, shared.ErrTooLarge) {
+				warns = append(warns, fmt.Sprintf("%s: unavailable: larger than the %d-byte per-file cap", p.Path, r.cfg.MaxFileBytes))
+			} else {
+				warns = append(warns, fmt.Sprintf("%s: unavailable (read failed: %v)", p.Path, e))
+			}
+			continue
+		}
+		p.data = res[i].Data
+		p.Digest, p.TrimmedDigest = digest(p.data), digest(jsTrim(p.data))
+	}
+	return warns, nil
+}
+
+// plan is the outcome of dedup for one round.
+type plan struct {
+	changes   []Change
+	loaded    map[string]Scope
+	bytes     map[string]*probe // content for each set/replace, by key
+	needBytes []*probe
+}
+
+// decide re-runs per-directory dedup over the probes (which are in render
+// order, so each directory's candidates are contiguous and in order) against
+// the loaded state, and returns the changes and the new loaded set.
+func (r *Reconciler) decide(probes []*probe, loaded map[string]Scope) plan {
+	pl := plan{loaded: map[string]Scope{}, bytes: map[string]*probe{}}
+	var kept map[string]bool
+	dir := "\x00" // no label is this
+	visited := map[string]bool{}
+	for _, p := range probes {
+		if p.Dir != dir {
+			dir, kept = p.Dir, map[string]bool{}
+		}
+		visited[p.Key] = true
+		old, wasLoaded := loaded[p.Key]
+		ch := Change{Key: p.Key, Dir: p.Dir, Candidate: p.Candidate, Path: p.Path}
+		remove := func() {
+			if wasLoaded {
+				ch.Action = ActionRemove
+				pl.changes = append(pl.changes, ch)
+			}
+		}
+		switch p.out {
+		case unavailable:
+			// Keep whatever we had, unchanged and silent; it still claims
+			// its content in this directory's dedup.
+			if wasLoaded {
+				pl.loaded[p.Key] = old
+				kept[old.TrimmedDigest] = true
+			}
+		case absent:
+			remove()
+		case present:
+			if p.TrimmedDigest == emptyDigest || kept[p.TrimmedDigest] {
+				remove()
+				continue
+			}
+			kept[p.TrimmedDigest] = true
+			s := p.Scope
+			pl.loaded[p.Key] = s
+			ch.Digest = p.Digest
+			switch {
+			case !wasLoaded:
+				ch.Action = ActionSet
+			case old.Digest != p.Digest:
+				ch.Action = ActionReplace
+			default:
+				continue // unchanged (a new resolved path alone is not news)
+			}
+			pl.changes = append(pl.changes, ch)
+			pl.bytes[p.Key] = p
+			pl.needBytes = append(pl.needBytes, p)
+		}
+	}
+	// A loaded scope no round probed any more (its candidate is no longer
+	// configured) is removed.
+	var gone []string
+	for k := range loaded {
+		if !visited[k] {
+			gone = append(gone, k)
+		}
+	}
+	sort.Strings(gone)
+	for _, k := range gone {
+		s := loaded[k]
+		pl.changes = append(pl.changes, Change{Action: ActionRemove, Key: k, Dir: s.Dir, Candidate: s.Candidate, Path: s.Path})
+	}
+	return pl
+}
+
+// touchedDirs returns the directories strictly below cwd down to the folder
+// of p, when p is below cwd.
+func (r *Reconciler) touchedDirs(p string) []string {
+	if p == "" || strings.IndexByte(p, 0) >= 0 {
+		return nil
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.cfg.Cwd, p)
+	}
+	p = filepath.Clean(p)
+	rel, err := filepath.Rel(r.cfg.Cwd, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	var out []string
+	for d := filepath.Dir(p); d != r.cfg.Cwd && len(d) > len(r.cfg.Cwd); d = filepath.Dir(d) {
+		out = append(out, d)
+	}
+	return out
+}
+
+// discoverRoot finds the nearest ancestor of cwd (cwd included) holding a
+// root marker; without one the root is cwd.
+func (r *Reconciler) discoverRoot(ctx context.Context) (string, []string, error) {
+	var warns []string
+	for d := r.cfg.Cwd; ; d = filepath.Dir(d) {
+		for _, m := range r.cfg.RootMarkers {
+			_, err := r.cfg.FS.Stat(ctx, filepath.Join(d, m))
+			if err == nil {
+				return d, warns, nil
+			}
+			if ctx.Err() != nil {
+				return "", nil, ctx.Err()
+			}
+			if !isAbsent(err) {
+				warns = append(warns, fmt.Sprintf("%s: cannot check root marker: %v", filepath.Join(d, m), err))
+			}
+		}
+		if d == filepath.Dir(d) {
+			return r.cfg.Cwd, warns, nil
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package instructions
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// MetadataType is the type of the metadata a Message carries.
+const MetadataType = "context/message"
+
+// Message is one round's rendering: a user-role message whose Text is wrapped
+// in <system-reminder> … </system-reminder>.
+type Message struct {
+	Role     string   `json:"role"` // always "user"
+	Text     string   `json:"text"`
+	Metadata Metadata `json:"metadata"`
+}
+
+// Metadata is the structured form of a message's changes, so a host never
+// has to parse the text.
+type Metadata struct {
+	Type    string          `json:"type"`  // MetadataType
+	Round   string          `json:"round"` // "baseline" or "update"
+	Changes []ChangeSummary `json:"changes"`
+	// Budget is the byte budget in force (absent when unlimited).
+	Budget int64 `json:"budget,omitempty"`
+}
+
+// ChangeSummary is one change as listed in the metadata. Omitted marks a set
+// or replace whose bytes were cut to stay within the budget (the notice in
+// the text lists it too).
+type ChangeSummary struct {
+	Action  Action `json:"action"`
+	Scope   string `json:"scope"`
+	Path    string `json:"path"`
+	Digest  string `json:"digest,omitempty"`
+	Omitted bool   `json:"omitted,omitempty"`
+}
+
+// Escape makes s safe inside a <system-reminder> block: every
+// "</system-reminder" (any case, since a model need not care about case)
+// becomes "<\/system-reminder". A sequence that already had backslashes after
+// the "<" gains one more, so the escape is exactly reversible by Unescape.
+func Escape(s string) string { return shiftBackslashes(s, 1) }
+
+// Unescape reverses Escape.
+func Unescape(s string) string { return shiftBackslashes(s, -1) }
+
+// shiftBackslashes finds "<" + backslashes + "/system-reminder" and adds
+// (delta 1) or removes (delta -1, only where there is one) a backslash.
+func shiftBackslashes(s string, delta int) string {
+	const tag = "/system-reminder"
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '<' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && s[j] == '\\' {
+			j++
+		}
+		if len(s)-j < len(tag) || !strings.EqualFold(s[j:j+len(tag)], tag) {
+			continue
+		}
+		if delta < 0 && j == i+1 {
+			continue
+		}
+		b.WriteString(s[last : i+1])
+		if delta > 0 {
+			b.WriteString("\\")
+			last = i + 1
+		} else {
+			last = i + 2
+		}
+		i = j + len(tag) - 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// showPath renders a path for the text: escaped, and quoted when it holds a
+// control character (a newline in a path must not forge a line of the
+// message).
+func showPath(p string) string {
+	for _, c := range p {
+		if c < 0x20 || c == 0x7f {
+			return Escape(strconv.Quote(p))
+		}
+	}
+	return Escape(p)
+}
+
+// render builds the round's message. Over the budget, the most specific
+// files win: contents are admitted from the end of render order (deepest
+// directory, last candidate) backwards while they fit, and every file cut is
+// listed in a notice. Removes carry no bytes and are never cut.
+func (r *Reconciler) render(first bool, pl plan, root string) Message {
+	changes := append([]Change(nil), pl.changes...)
+	sort.SliceStable(changes, func(i, j int) bool {
+		return r.less(changes[i].Dir, changes[i].Candidate, changes[j].Dir, changes[j].Candidate)
+	})
+	omitted := map[string]bool{}
+	if r.cfg.Budget > 0 {
+		left := r.cfg.Budget
+		for i := len(changes) - 1; i >= 0; i-- {
+			c := changes[i]
+			if c.Action == ActionRemove {
+				continue
+			}
+			n := int64(len(pl.bytes[c.Key].data))
+			if n <= left {
+				left -= n
+			} else {
+				omitted[c.Key] = true
+			}
+		}
+	}
+
+	meta := Metadata{Type: MetadataType, Round: "update"}
+	if first {
+		meta.Round = "baseline"
+	}
+	if r.cfg.Budget > 0 {
+		meta.Budget = r.cfg.Budget
+	}
+	var b strings.Builder
+	b.WriteString("<system-reminder>\n")
+	if first {
+		b.WriteString("The following workspace instruction files may apply to your work. Each file applies to work in its directory and below; user-global instructions apply everywhere. Where they conflict, the more specific (deeper) file takes precedence.\n")
+	} else {
+		b.WriteString("The workspace instruction files changed.\n")
+	}
+	var cut []Change
+	for _, c := range changes {
+		meta.Changes = append(meta.Changes, ChangeSummary{Action: c.Action, Scope: c.Key, Path: c.Path, Digest: c.Digest, Omitted: omitted[c.Key]})
+		if omitted[c.Key] {
+			cut = append(cut, c)
+			continue
+		}
+		b.WriteString("\n")
+		switch {
+		case c.Action == ActionRemove:
+			fmt.Fprintf(&b, "The earlier instructions from %s no longer apply.\n", showPath(c.Path))
+			continue
+		case first:
+			fmt.Fprintf(&b, "Instructions from %s:\n", showPath(c.Path))
+		case c.Action == ActionSet && c.Dir == UserGlobalDir:
+			fmt.Fprintf(&b, "New user-global instructions from %s now apply to all work:\n", showPath(c.Path))
+		case c.Action == ActionSet:
+			fmt.Fprintf(&b, "New instructions from %s now apply to work in %s:\n", showPath(c.Path), showPath(dirPath(root, r.cfg.DSHHome, c.Dir)))
+		default:
+			fmt.Fprintf(&b, "The instructions in %s changed; their new contents replace the earlier ones:\n", showPath(c.Path))
+		}
+		data := Escape(string(pl.bytes[c.Key].data))
+		b.WriteString(data)
+		if !strings.HasSuffix(data, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	if len(cut) > 0 {
+		fmt.Fprintf(&b, "\nNotice: %d instruction file(s) were not included because they would exceed the %d-byte instruction budget; more specific files were kept. Read them directly if they are relevant:\n", len(cut), r.cfg.Budget)
+		for _, c := range cut {
+			what := "new"
+			if c.Action == ActionReplace {
+				what = "changed"
+			}
+			fmt.Fprintf(&b, "- %s (%s, %d bytes)\n", showPath(c.Path), what, len(pl.bytes[c.Key].data))
+		}
+	}
+	b.WriteString("</system-reminder>")
+	return Message{Role: "user", Text: b.String(), Metadata: meta}
+}
