@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -139,6 +140,7 @@ type rule struct {
 
 // trigger is one compiled pattern.
 type trigger struct {
+	rule   *rule
 	source string
 	re     *regexp.Regexp
 	// ctxRe is `(?s:.)(source)`, compiled on first need: it finds the
@@ -154,6 +156,7 @@ type Manager struct {
 	mu       sync.Mutex
 	cfg      config
 	rules    []*rule
+	triggers []*trigger // every rule's triggers, in rule then pattern order
 	warnings []shared.Warning
 	turn     int
 	streams  map[string]*stream
@@ -165,6 +168,16 @@ type Manager struct {
 	exact  litIndex
 	folded litIndex
 	upper  []byte // scratch: the ASCII-upper-cased new text
+
+	// litTriggers[id] lists the triggers (indexes into triggers) that
+	// literal id lets run; unfiltered lists those that always run.
+	litTriggers [][]int
+	unfiltered  []int
+	// Scratch for collecting a Feed's candidate triggers without
+	// duplicates: mark[i] == gen means trigger i is already in cand.
+	mark []uint32
+	gen  uint32
+	cand []int
 }
 
 // litIndex finds which literals start at a position.
@@ -192,8 +205,20 @@ type stream struct {
 	buf     []byte // the tail of the stream's text; buf[0] is at offset base
 	base    int64
 	scanned int // buf[:scanned] has been scanned (always a rune boundary)
-	// lastLit[id] is the offset of the latest occurrence of literal id, or -1.
+	// lastLit[id] is the offset of the latest occurrence of literal id, or
+	// -1 once that has left the window; seen lists the ids that are not -1.
+	// Keeping seen short is what makes a Feed's cost independent of how
+	// many rules there are while nothing is about to match.
 	lastLit []int64
+	seen    []int
+}
+
+// saw records an occurrence of literal id at offset abs.
+func (st *stream) saw(id int, abs int64) {
+	if st.lastLit[id] < 0 {
+		st.seen = append(st.seen, id)
+	}
+	st.lastLit[id] = abs
 }
 
 // New builds a Manager from rules; only their Condition patterns are used
@@ -219,11 +244,12 @@ func New(rules []shared.Rule, opts ...Option) *Manager {
 					Message: fmt.Sprintf("rule %q: condition %q is skipped: %v", sr.Name, p, err)})
 				continue
 			}
-			t := &trigger{source: p, re: re}
+			t := &trigger{rule: r, source: p, re: re}
 			if m.cfg.prefilter {
 				t.lits = m.prefilter(p, litIDs)
 			}
 			r.triggers = append(r.triggers, t)
+			m.triggers = append(m.triggers, t)
 		}
 		if len(r.triggers) == 0 {
 			m.warnings = append(m.warnings, shared.Warning{Provider: sr.Provider, Path: sr.Path,
@@ -232,6 +258,16 @@ func New(rules []shared.Rule, opts ...Option) *Manager {
 		}
 		m.rules = append(m.rules, r)
 	}
+	m.litTriggers = make([][]int, len(m.lits))
+	for i, t := range m.triggers {
+		if t.lits == nil {
+			m.unfiltered = append(m.unfiltered, i)
+		}
+		for _, id := range t.lits {
+			m.litTriggers[id] = append(m.litTriggers[id], i)
+		}
+	}
+	m.mark = make([]uint32, len(m.triggers))
 	return m
 }
 
@@ -349,43 +385,58 @@ func (m *Manager) Feed(streamName, delta string) []Match {
 	text := st.buf[cut:end]
 
 	var out []Match
-	for _, r := range m.rules {
+	for _, i := range m.candidates(st, cutAbs) {
+		t := m.triggers[i]
+		r := t.rule
 		if !m.eligible(r) || r.fired && r.firedTurn == m.turn {
+			continue // includes "already fired through an earlier pattern"
+		}
+		loc := t.find(text, atStart)
+		if loc == nil {
 			continue
 		}
-		for _, t := range r.triggers {
-			if !t.candidate(st, cutAbs) {
-				continue
-			}
-			loc := t.find(text, atStart)
-			if loc == nil {
-				continue
-			}
-			r.fired, r.firedTurn = true, m.turn
-			out = append(out, Match{
-				Rule: r.name, Path: r.path, Content: r.content, Stream: streamName,
-				Text: string(text[loc[0]:loc[1]]), Pattern: t.source, Turn: m.turn,
-			})
-			break
-		}
+		r.fired, r.firedTurn = true, m.turn
+		out = append(out, Match{
+			Rule: r.name, Path: r.path, Content: r.content, Stream: streamName,
+			Text: string(text[loc[0]:loc[1]]), Pattern: t.source, Turn: m.turn,
+		})
 	}
 	st.scanned = end
 	m.trim(st)
 	return out
 }
 
-// candidate reports whether the prefilter lets t run: one of its literals
-// occurs at or after the start of the scan.
-func (t *trigger) candidate(st *stream, cutAbs int64) bool {
-	if t.lits == nil {
-		return true
+// candidates returns, in trigger order, the triggers the prefilter lets run:
+// those without literals, and those with a literal occurring at or after
+// cutAbs, the start of the scan (a match in the scan contains it). Literals
+// that have left the window are dropped from st.seen on the way.
+func (m *Manager) candidates(st *stream, cutAbs int64) []int {
+	m.gen++
+	if m.gen == 0 { // wrapped: old marks could collide
+		clear(m.mark)
+		m.gen = 1
 	}
-	for _, id := range t.lits {
-		if st.lastLit[id] >= cutAbs {
-			return true
+	cand := append(m.cand[:0], m.unfiltered...)
+	live := st.seen[:0]
+	for _, id := range st.seen {
+		if st.lastLit[id] < cutAbs {
+			st.lastLit[id] = -1
+			continue
+		}
+		live = append(live, id)
+		for _, i := range m.litTriggers[id] {
+			if m.mark[i] != m.gen {
+				m.mark[i] = m.gen
+				cand = append(cand, i)
+			}
 		}
 	}
-	return false
+	st.seen = live
+	if len(cand) > len(m.unfiltered) {
+		slices.Sort(cand)
+	}
+	m.cand = cand
+	return cand
 }
 
 // find returns the leftmost non-empty match in text whose look-behind context
@@ -450,15 +501,15 @@ func (m *Manager) trackLits(st *stream, prev, end int) {
 	up := m.upper
 	for i := range raw {
 		abs := st.base + int64(from+i)
-		m.exact.scan(m.lits, raw, i, abs, st.lastLit)
-		m.folded.scan(m.lits, up, i, abs, st.lastLit)
+		m.exact.scan(m.lits, raw, i, abs, st)
+		m.folded.scan(m.lits, up, i, abs, st)
 	}
 }
 
 // scan records literals of x that occur at text[i:].
-func (x *litIndex) scan(lits []lit, text []byte, i int, abs int64, last []int64) {
+func (x *litIndex) scan(lits []lit, text []byte, i int, abs int64, st *stream) {
 	for _, id := range x.single[text[i]] {
-		last[id] = abs
+		st.saw(id, abs)
 	}
 	if x.pairs == nil || i+1 >= len(text) {
 		return
@@ -470,7 +521,7 @@ func (x *litIndex) scan(lits []lit, text []byte, i int, abs int64, last []int64)
 	for _, id := range x.pairs[k] {
 		s := lits[id].s
 		if len(text)-i >= len(s) && string(text[i:i+len(s)]) == s {
-			last[id] = abs
+			st.saw(id, abs)
 		}
 	}
 }

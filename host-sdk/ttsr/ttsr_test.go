@@ -365,3 +365,17 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// The literal a pattern needs can arrive long before the rest of the match.
+func TestLiteralBeforeRestOfMatch(t *testing.T) {
+	m := New([]shared.Rule{mkRule("r", `TODO:.*\bfix\b`)}, WithWindow(64))
+	feedBytes(m, "text", "a TODO: ")
+	for range 5 {
+		if ms := m.Feed("text", "more words "); len(ms) != 0 {
+			t.Fatalf("got %+v", ms)
+		}
+	}
+	if ms := feedBytes(m, "text", "fix it"); len(ms) != 1 || !strings.HasPrefix(ms[0].Text, "TODO: more") {
+		t.Fatalf("got %+v", ms)
+	}
+}
