@@ -143,8 +143,10 @@ func (s *sink) Warning(w shared.Warning) error { s.warnings = append(s.warnings,
 
 func dispense(t *testing.T, p plugin.Provider) shared.Provider {
 	t.Helper()
-	client, server := goplugin.TestPluginGRPCConn(t, false, shared.VersionedPlugins(plugin.Adapt(p))[shared.ProtocolVersion])
-	t.Cleanup(func() { client.Close(); server.Stop() })
+	client, _ := goplugin.TestPluginGRPCConn(t, false, shared.VersionedPlugins(plugin.Adapt(p))[shared.ProtocolVersion])
+	// Closing the client asks the server to shut down (go-plugin's controller
+	// Shutdown); stopping the server here as well would race with that.
+	t.Cleanup(func() { client.Close() })
 	raw, err := client.Dispense(shared.PluginName)
 	if err != nil {
 		t.Fatal(err)
