@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+type ruleJSON struct {
+	Name        string   `json:"name"`
+	Provider    string   `json:"provider"`
+	Level       string   `json:"level"`
+	Path        string   `json:"path"`
+	Description string   `json:"description"`
+	Globs       []string `json:"globs"`
+	AlwaysApply bool     `json:"alwaysApply"`
+	Condition   []string `json:"condition"`
+	Class       string   `json:"class"`
+	Shadowed    bool     `json:"shadowed"`
+	ShadowedBy  string   `json:"shadowedBy,omitempty"`
+}
+
+type providerJSON struct {
+	Name            string `json:"name"`
+	Priority        int    `json:"priority"`
+	DefaultPriority int    `json:"defaultPriority"`
+	Version         string `json:"version"`
+	Origin          string `json:"origin"`
+	PID             int    `json:"pid"`
+	Rules           int    `json:"rules"`
+	Error           string `json:"error,omitempty"`
+}
+
+type rulesJSON struct {
+	Rules     []ruleJSON     `json:"rules"`
+	Providers []providerJSON `json:"providers"`
+	Warnings  []warningJSON  `json:"warnings"`
+	Notes     []string       `json:"notes"`
+}
+
+func cmdRules(ctx context.Context, cfg *config, args []string, _ io.Reader, stdout io.Writer) error {
+	if len(args) != 0 {
+		return &exitError{code: 2, msg: "rules takes no arguments"}
+	}
+	res, err := loadRules(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	book := newBook(res)
+	doc := rulesJSON{Rules: []ruleJSON{}, Providers: []providerJSON{}, Notes: book.notes}
+	for _, r := range res.Rules {
+		class := ""
+		if !r.Shadowed {
+			class = book.classOf(r.Name)
+		}
+		doc.Rules = append(doc.Rules, ruleJSON{
+			Name: r.Name, Provider: r.Provider, Level: string(r.Level), Path: r.Path,
+			Description: r.Description, Globs: nonNil(r.Globs), AlwaysApply: r.AlwaysApply,
+			Condition: nonNil(r.Condition), Class: class, Shadowed: r.Shadowed, ShadowedBy: r.ShadowedBy,
+		})
+	}
+	for _, p := range res.Providers {
+		pj := providerJSON{Name: p.Name, Priority: p.Priority, DefaultPriority: p.DefaultPriority,
+			Version: p.Version, Origin: p.Origin, PID: p.PID, Rules: p.Rules}
+		if p.Err != nil {
+			pj.Error = p.Err.Error()
+		}
+		doc.Providers = append(doc.Providers, pj)
+	}
+	doc.Warnings = warningsJSON(book.warnings)
+	if cfg.json {
+		return writeJSON(stdout, doc)
+	}
+	printRules(stdout, doc)
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func printRules(w io.Writer, doc rulesJSON) {
+	fmt.Fprintf(w, "RULES (%d, in merge order)\n", len(doc.Rules))
+	t := newTable(w, "NAME", "CLASS", "PROVIDER", "LEVEL", "ALWAYS", "GLOBS", "CONDITION", "DESCRIPTION", "PATH")
+	for _, r := range doc.Rules {
+		class := r.Class
+		if r.Shadowed {
+			class = "shadowed"
+		}
+		always := ""
+		if r.AlwaysApply {
+			always = "yes"
+		}
+		t.row(r.Name, class, r.Provider, r.Level, always, strings.Join(r.Globs, " "),
+			strings.Join(r.Condition, " | "), clip(r.Description, 48), r.Path)
+	}
+	t.flush()
+
+	fmt.Fprintf(w, "\nPROVIDERS (%d)\n", len(doc.Providers))
+	t = newTable(w, "NAME", "PRIORITY", "VERSION", "PID", "RULES", "ORIGIN", "STATUS")
+	for _, p := range doc.Providers {
+		prio := strconv.Itoa(p.Priority)
+		if p.Priority != p.DefaultPriority {
+			prio = fmt.Sprintf("%d (default %d)", p.Priority, p.DefaultPriority)
+		}
+		status := "ok"
+		if p.Error != "" {
+			status, prio = "failed", ""
+		}
+		t.row(p.Name, prio, p.Version, strconv.Itoa(p.PID), strconv.Itoa(p.Rules), p.Origin, status)
+	}
+	t.flush()
+
+	if len(doc.Notes) > 0 {
+		fmt.Fprintf(w, "\nNOTES (%d)\n", len(doc.Notes))
+		for _, n := range doc.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+	printWarnings(w, doc.Warnings)
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/rulebroker/rulebroker/host-sdk/instructions"
+	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
+	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
+)
+
+// sessionEvent is one line of input.
+type sessionEvent struct {
+	Event  string   `json:"event"`
+	Tool   string   `json:"tool"`
+	Paths  []string `json:"paths"`
+	Source string   `json:"source"`
+	Delta  string   `json:"delta"`
+}
+
+// sessionOut is one line of output: the event and what it caused.
+type sessionOut struct {
+	Event    string                 `json:"event"`
+	Tool     string                 `json:"tool,omitempty"`
+	Source   string                 `json:"source,omitempty"`
+	Turn     *int                   `json:"turn,omitempty"`
+	Scopes   []instructions.Scope   `json:"scopes,omitempty"`
+	Changes  *[]instructions.Change `json:"changes,omitempty"` // present, maybe empty, when instructions could change
+	Message  *instructions.Message  `json:"message,omitempty"`
+	Fired    *[]firedJSON           `json:"fired,omitempty"` // present, maybe empty, for a stream event
+	Warnings []string               `json:"warnings,omitempty"`
+	Error    string                 `json:"error,omitempty"`
+}
+
+type firedJSON struct {
+	Rule    string `json:"rule"`
+	Path    string `json:"path"`
+	Stream  string `json:"stream"`
+	Match   string `json:"match"`
+	Pattern string `json:"pattern"`
+	Inject  string `json:"inject"`
+}
+
+// cmdSession replays agent events from stdin. It loads the rules once (the
+// providers run, answer and exit), announces the instructions baseline, and
+// then answers every event with one JSON line. A malformed line gets an error
+// line and the session goes on.
+func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) != 0 {
+		return &exitError{code: 2, msg: "session takes no arguments"}
+	}
+	res, err := loadRules(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	book := newBook(res)
+	triggers := book.NewTTSR()
+
+	rec, err := newReconciler(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	var bus lifecycle.Bus
+	rec.Attach(&bus)
+
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+
+	baseline, err := rec.Baseline(ctx)
+	if err != nil {
+		return err
+	}
+	warnings := append([]string(nil), baseline.Warnings...)
+	for _, w := range book.warnings {
+		warnings = append(warnings, w.String())
+	}
+	if err := enc.Encode(sessionOut{Event: "baseline", Scopes: rec.Loaded(), Changes: nonNilChanges(baseline.Changes),
+		Message: baseline.Message, Warnings: warnings}); err != nil {
+		return err
+	}
+
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		out := handleEvent(ctx, sc.Bytes(), &bus, triggers, cfg.cwd)
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading events: %w", err)
+	}
+	return nil
+}
+
+func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, triggers *ttsr.Manager, cwd string) sessionOut {
+	var ev sessionEvent
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return sessionOut{Event: "invalid", Error: "not a JSON event: " + err.Error()}
+	}
+	out := sessionOut{Event: ev.Event}
+	switch ev.Event {
+	case lifecycle.EventToolsPostExecute:
+		out.Tool = ev.Tool
+		out.Changes = nonNilChanges(nil)
+		for _, r := range bus.PostExecute(ctx, lifecycle.PostExecute{Tool: ev.Tool, Paths: ev.Paths}) {
+			if r.Err != nil {
+				out.Error = r.Err.Error()
+				continue
+			}
+			if round, ok := r.Value.(instructions.Round); ok {
+				out.Changes, out.Message = nonNilChanges(round.Changes), round.Message
+				out.Warnings = append(out.Warnings, round.Warnings...)
+			}
+		}
+	case "stream":
+		out.Source = ev.Source
+		if ev.Source == "" {
+			out.Error = `a stream event needs a "source" (text, thinking, or a tool call id)`
+			break
+		}
+		fired := []firedJSON{}
+		for _, m := range triggers.Feed(ev.Source, ev.Delta) {
+			fired = append(fired, firedJSON{Rule: m.Rule, Path: m.Path, Stream: m.Stream,
+				Match: m.Text, Pattern: m.Pattern, Inject: ttsr.InjectionMessage(m, cwd)})
+		}
+		out.Fired = &fired
+	case "turn_start":
+		triggers.TurnStart()
+		turn := triggers.Turn()
+		out.Turn = &turn
+	default:
+		out.Error = fmt.Sprintf("unknown event %q (want tools/post-execute, stream or turn_start)", ev.Event)
+	}
+	return out
+}
+
+func nonNilChanges(c []instructions.Change) *[]instructions.Change {
+	if c == nil {
+		c = []instructions.Change{}
+	}
+	return &c
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rulebroker/rulebroker/host-sdk/broker"
+)
+
+// config is what the flags say, with paths made absolute.
+type config struct {
+	cwd, home   string
+	pluginDirs  []string
+	json        bool
+	timeout     time.Duration
+	priority    map[string]int
+	allowRoots  []string
+	candidates  []string
+	locals      []string
+	rootMarkers []string
+	budget      int
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+type priorityFlag map[string]int
+
+func (p priorityFlag) String() string { return fmt.Sprint(map[string]int(p)) }
+func (p priorityFlag) Set(v string) error {
+	name, n, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=N, got %q", v)
+	}
+	prio, err := strconv.Atoi(n)
+	if err != nil {
+		return fmt.Errorf("priority of %s: %w", name, err)
+	}
+	p[name] = prio
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// parseFlags accepts flags before and after positional arguments.
+func parseFlags(name string, args []string, stderr io.Writer) (*config, []string, error) {
+	cfg := &config{priority: map[string]int{}}
+	var pluginDirs, allowRoots, markers listFlag
+	var candidates, locals string
+	fset := flag.NewFlagSet(name, flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	fset.StringVar(&cfg.cwd, "cwd", ".", "working directory")
+	fset.StringVar(&cfg.home, "home", os.Getenv("HOME"), "home directory")
+	fset.Var(&pluginDirs, "plugin-dir", "plugin directory (repeatable)")
+	fset.BoolVar(&cfg.json, "json", false, "print one JSON document")
+	fset.DurationVar(&cfg.timeout, "timeout", broker.DefaultTimeout, "per-provider deadline")
+	fset.Var(priorityFlag(cfg.priority), "priority", "NAME=N priority override (repeatable)")
+	fset.Var(&allowRoots, "allow-root", "confine reads to this root (repeatable)")
+	fset.StringVar(&candidates, "candidates", "AGENTS.md,CLAUDE.md", "base instruction candidates")
+	fset.StringVar(&locals, "local-candidates", "AGENTS.local.md,CLAUDE.local.md", "local overlay candidates")
+	fset.Var(&markers, "root-marker", "workspace root marker (repeatable)")
+	fset.IntVar(&cfg.budget, "budget", 0, "instruction byte budget (0: the default)")
+
+	var positional []string
+	for {
+		if err := fset.Parse(args); err != nil {
+			return nil, nil, err
+		}
+		if fset.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fset.Arg(0))
+		args = fset.Args()[1:]
+	}
+
+	var err error
+	if cfg.cwd, err = filepath.Abs(cfg.cwd); err != nil {
+		return nil, nil, err
+	}
+	if cfg.home != "" {
+		if cfg.home, err = filepath.Abs(cfg.home); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, d := range pluginDirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.pluginDirs = append(cfg.pluginDirs, abs)
+	}
+	for _, d := range allowRoots {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.allowRoots = append(cfg.allowRoots, abs)
+	}
+	cfg.candidates = splitList(candidates)
+	cfg.locals = splitList(locals)
+	cfg.rootMarkers = markers
+	if len(cfg.rootMarkers) == 0 {
+		cfg.rootMarkers = []string{".git"}
+	}
+	return cfg, positional, nil
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// binDir holds the binaries the scripts run, built once by TestMain: the host
+// itself (which also serves the built-in providers as child processes of
+// itself), the example third-party provider, and providers that misbehave.
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "rulebroker-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	builds := map[string]string{
+		"host":                           ".",
+		"rulebroker-provider-team":       "../provider-team",
+		"rulebroker-provider-crash":      "./testdata/providers/crash",
+		"rulebroker-provider-hang":       "./testdata/providers/hang",
+		"rulebroker-provider-wrongproto": "./testdata/providers/wrongversion",
+	}
+	for out, pkg := range builds {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, out), pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+func TestScripts(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the process checks read /proc")
+	}
+	demo, err := filepath.Abs("../demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("BIN", binDir)
+			env.Setenv("DEMO", demo)
+			env.Setenv("HOME", env.WorkDir+"/home")
+			env.Setenv("RULEBROKER_PLUGIN_PATH", "")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"noprocs":  cmdNoProcs,
+			"waitproc": cmdWaitProc,
+			"json":     cmdJSON,
+		},
+	})
+}
+
+// scriptProcs lists live processes started from this script: every process
+// the host or a provider runs inherits the script's WORK variable.
+func scriptProcs(ts *testscript.TestScript) []string {
+	marker := []byte("WORK=" + ts.Getenv("WORK") + "\x00")
+	self := fmt.Sprint(os.Getpid())
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		pid := e.Name()
+		if pid[0] < '0' || pid[0] > '9' || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + pid + "/environ")
+		if err != nil || !bytes.Contains(env, marker) {
+			continue
+		}
+		if stat, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil && isZombie(stat) {
+			continue
+		}
+		exe, _ := os.Readlink("/proc/" + pid + "/exe")
+		out = append(out, pid+" "+exe)
+	}
+	return out
+}
+
+func isZombie(stat []byte) bool {
+	// The state follows the parenthesised command name: "pid (comm) S ...".
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+// noprocs fails if any process started by this script is still alive.
+func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! noprocs")
+	}
+	// The host kills its providers before it exits, and Pdeathsig kills them
+	// if it dies; give the kernel a moment to deliver a signal already sent.
+	var left []string
+	for i := 0; i < 50; i++ {
+		if left = scriptProcs(ts); len(left) == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts.Fatalf("processes outlived their host:\n%s", strings.Join(left, "\n"))
+}
+
+// waitproc NAME waits until a process of this script runs a binary named NAME.
+func cmdWaitProc(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitproc NAME")
+	}
+	for i := 0; i < 300; i++ {
+		for _, p := range scriptProcs(ts) {
+			if filepath.Base(strings.Fields(p)[1]) == args[0] {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts.Fatalf("no process %s appeared", args[0])
+}
+
+// jsonCmd checks one value in the JSON document the last command printed:
+//
+//	json PATH WANT
+//
+// PATH is dot-separated object keys and array indexes ("rules.0.name"); a
+// final "#" gives an array's length. WANT is compared with the value printed
+// as Go prints it (strings bare). With !, the values must differ.
+func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: json PATH WANT")
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(ts.ReadFile("stdout")), &doc); err != nil {
+		ts.Fatalf("stdout is not JSON: %v", err)
+	}
+	got, err := jsonAt(doc, args[0])
+	if err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	if (got == args[1]) == neg {
+		ts.Fatalf("%s = %q, want %s%q", args[0], got, map[bool]string{true: "not ", false: ""}[neg], args[1])
+	}
+}
+
+func jsonAt(v any, path string) (string, error) {
+	for _, key := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			if key == "#" {
+				return fmt.Sprint(len(x)), nil
+			}
+			var ok bool
+			if v, ok = x[key]; !ok {
+				return "", fmt.Errorf("no key %q", key)
+			}
+		case []any:
+			if key == "#" {
+				return fmt.Sprint(len(x)), nil
+			}
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(x) {
+				return "", fmt.Errorf("no index %q in an array of %d", key, len(x))
+			}
+			v = x[i]
+		default:
+			return "", fmt.Errorf("cannot index %T with %q", v, key)
+		}
+	}
+	return fmt.Sprint(v), nil
+}

@@ -1,0 +1,129 @@
+// Command host is an example agent host built on rulebroker. It discovers rules
+// through the provider plugins, renders them as a model would see them, loads
+// the workspace instructions, and replays a session of agent events. It is the
+// project's end-to-end test harness and its demo.
+//
+// Usage:
+//
+//	host rules        [flags]            every discovered rule, the providers, the warnings
+//	host prompt       [flags]            the rules section of the system prompt
+//	host read         [flags] rule://NAME  one rule's content
+//	host instructions [flags]            the workspace instructions baseline
+//	host session      [flags]            JSON events on stdin, one JSON line out per event
+//
+// The same binary serves its built-in providers: the broker re-executes it with
+// RULEBROKER_SERVE_BUILTIN set, and main serves that provider instead.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rulebroker/rulebroker/host-sdk/broker"
+	"github.com/rulebroker/rulebroker/plugin"
+)
+
+func main() {
+	if name := broker.BuiltinRequested(); name != "" {
+		p, ok := builtinProvider(name)
+		if !ok {
+			fmt.Fprintf(os.Stderr, "host: no built-in provider %q\n", name)
+			os.Exit(2)
+		}
+		plugin.Serve(p)
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// exitError carries a command's exit status and what to tell the user.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, usage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "host: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	cfg, rest, err := parseFlags(args[0], args[1:], stderr)
+	if err != nil {
+		return 2
+	}
+	err = cmd(ctx, cfg, rest, stdin, stdout)
+	var ee *exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, "host:", ee.msg)
+		}
+		return ee.code
+	default:
+		fmt.Fprintln(stderr, "host:", err)
+		return 1
+	}
+}
+
+type command func(ctx context.Context, cfg *config, args []string, stdin io.Reader, stdout io.Writer) error
+
+func lookup(name string) (command, bool) {
+	switch name {
+	case "rules":
+		return cmdRules, true
+	case "prompt":
+		return cmdPrompt, true
+	case "read":
+		return cmdRead, true
+	case "instructions":
+		return cmdInstructions, true
+	case "session":
+		return cmdSession, true
+	}
+	return nil, false
+}
+
+const usage = `usage: host <command> [flags] [args]
+
+commands:
+  rules          every discovered rule in merge order, the providers, the warnings
+  prompt         the rules section of the system prompt, exactly as the model gets it
+  read URL       the content of rule://NAME
+  instructions   the workspace instructions baseline: loaded scopes and the message
+  session        JSON events on stdin, one JSON line per event on stdout
+
+flags (all commands):
+  --cwd DIR              working directory (default .)
+  --home DIR             home directory (default $HOME)
+  --plugin-dir DIR       a directory of rulebroker-provider-* binaries (repeatable);
+                         then $RULEBROKER_PLUGIN_PATH, then ~/.rulebroker/plugins
+  --json                 one JSON document instead of tables
+  --timeout DURATION     per-provider deadline (default 5s)
+  --priority NAME=N      override a provider's priority (repeatable)
+  --allow-root DIR       confine every file read to these roots (repeatable)
+flags (instructions, session):
+  --candidates A,B       base instruction files (default AGENTS.md,CLAUDE.md)
+  --local-candidates A,B local overlays (default AGENTS.local.md,CLAUDE.local.md)
+  --root-marker M        workspace root marker (repeatable; default .git)
+  --budget BYTES         total instruction byte budget
+DSH_HOME (default <home>/.dsh) holds the user-global AGENTS.md.
+`
