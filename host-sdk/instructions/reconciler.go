@@ -278,6 +278,9 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 	for _, d := range dirs {
 		cands := r.cfg.candidates()
 		if d == UserGlobalDir {
+			if r.cfg.DSHHome == "" {
+				continue // no user-global scope; a restored one is removed below
+			}
 			cands = []string{UserGlobalFile}
 		}
 		base := dirPath(st.root, r.cfg.DSHHome, d)

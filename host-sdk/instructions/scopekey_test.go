@@ -1,0 +1,85 @@
+package instructions
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func contextWithCancel() (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.Background())
+}
+
+func TestScopeKey(t *testing.T) {
+	for _, tc := range [][2]string{{".", "AGENTS.md"}, {"a/b", "CLAUDE.local.md"}, {UserGlobalDir, "AGENTS.md"}, {"./user-global", "AGENTS.md"}} {
+		k := ScopeKey(tc[0], tc[1])
+		d, c, err := ParseScopeKey(k)
+		if err != nil || d != tc[0] || c != tc[1] {
+			t.Errorf("%q: %q %q %v", k, d, c, err)
+		}
+	}
+	for _, bad := range []string{"", "noNUL", "\x00AGENTS.md", "dir\x00"} {
+		if _, _, err := ParseScopeKey(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	// A workspace directory literally named user-global does not collide
+	// with the user-global scope.
+	if l, _ := dirLabel("/w", "/w/user-global"); l == UserGlobalDir || dirPath("/w", "/h", l) != "/w/user-global" {
+		t.Errorf("label %q", l)
+	}
+	if dirPath("/w", "/h", UserGlobalDir) != "/h" {
+		t.Error("user-global path")
+	}
+	if _, ok := dirLabel("/w", "/x"); ok {
+		t.Error("outside root labelled")
+	}
+}
+
+func FuzzScopeKey(f *testing.F) {
+	f.Add(".", "AGENTS.md")
+	f.Add("a/b/c", "CLAUDE.local.md")
+	f.Add(UserGlobalDir, "AGENTS.md")
+	f.Add("x\x00y", "z")
+	f.Fuzz(func(t *testing.T, dir, candidate string) {
+		if dir != "" && candidate != "" && !strings.Contains(candidate, "\x00") {
+			d, c, err := ParseScopeKey(ScopeKey(dir, candidate))
+			if err != nil || d != dir || c != candidate {
+				t.Fatalf("round trip of (%q, %q): (%q, %q) %v", dir, candidate, d, c, err)
+			}
+		}
+		// Decoding arbitrary input never panics, and what decodes re-encodes
+		// to the same key.
+		key := dir + candidate
+		if d, c, err := ParseScopeKey(key); err == nil && ScopeKey(d, c) != key {
+			t.Fatalf("re-encode of %q gave %q", key, ScopeKey(d, c))
+		}
+	})
+}
+
+func TestJSTrim(t *testing.T) {
+	all := "\t\v\f \u00A0\uFEFF\n\r\u2028\u2029\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200A\u202F\u205F\u3000"
+	if got := string(jsTrim([]byte(all + "x y" + all))); got != "x y" {
+		t.Errorf("got %q", got)
+	}
+	for _, keep := range []string{"\u0085", "\u180E", "\u200B", "\x00", "\xff"} {
+		if got := string(jsTrim([]byte(keep + "x" + keep))); got != keep+"x"+keep {
+			t.Errorf("%q trimmed: %q", keep, got)
+		}
+	}
+	if len(jsTrim([]byte(all))) != 0 {
+		t.Error("all white space")
+	}
+}
+
+func TestEscapeRoundTrip(t *testing.T) {
+	for _, s := range []string{"", "plain", "</system-reminder>", "<\\/system-reminder>", "<\\\\/SYSTEM-reminder", "<</system-reminder", "</system-remind", "a</system-reminder>b</system-reminder>"} {
+		e := Escape(s)
+		if Unescape(e) != s {
+			t.Errorf("%q -> %q -> %q", s, e, Unescape(e))
+		}
+		if strings.Contains(strings.ToLower(e), "</system-reminder") {
+			t.Errorf("%q escaped to %q", s, e)
+		}
+	}
+}
