@@ -529,7 +529,8 @@ func TestConcurrentRounds(t *testing.T) {
 		}(i)
 	}
 	wg.Wait()
-	// Every change was announced exactly once: a final round settles.
+	// Whatever interleaving happened, a final round settles and the next one
+	// has nothing to say.
 	f.post()
 	wantChanges(t, f.post(), "")
 }
