@@ -39,9 +39,11 @@
 // which every match must contain (for (?i) patterns, the part that ASCII upper
 // casing folds exactly). New text is searched once for all literals, and a
 // pattern's regexp runs only while one of its literals lies in the window.
-// Patterns with no such literal run on every delta. With hundreds of rules and
-// no match in sight this makes a delta cost a few microseconds instead of
-// running every regexp over the window.
+// Patterns with no such literal run on every delta. The triggers to run are
+// collected from the literals currently in the window, so while nothing is
+// close to matching a 16-byte delta costs well under a microsecond with 500
+// rules, against milliseconds for running every regexp over the window (see
+// BenchmarkFeed).
 //
 // # Firing
 //
