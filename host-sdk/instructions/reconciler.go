@@ -9,6 +9,29 @@
 // spec/001 (follow symlinks; resolve or stat failures are "unavailable", never
 // a removal). All file access goes through a shared.HostFS, so a policy gate
 // (workfs.Policy) decides what may be read.
+//
+// Choices made where the specs are silent:
+//
+//   - A file over the per-file cap is unavailable (a loaded scope keeps its
+//     last content) and each round warns, naming the file and the cap.
+//   - "</system-reminder" inside content or a path, in any letter case, is
+//     written "<\/system-reminder"; backslashes already there gain one more,
+//     so Unescape reverses Escape exactly. Paths holding control characters
+//     are shown quoted. Metadata carries paths unescaped.
+//   - The byte budget bounds the file contents of one message (paths and
+//     wording are not counted). Contents are admitted from the most specific
+//     file (deepest directory, last candidate) backwards; whatever does not
+//     fit is listed in a notice with its size and marked omitted in the
+//     metadata. The scope still counts as loaded, so it is not re-announced
+//     every round; the notice tells the model to read it directly.
+//   - Dedup compares bytes after JS trim only: copies whose interior line
+//     endings differ (CRLF against LF) are different files, as spec/000's
+//     "byte-identical after trimming" says.
+//   - A remove carries no digest.
+//   - A workspace directory whose relative path is "user-global" is labelled
+//     "./user-global" so it never collides with the user-global scope.
+//   - Baseline on a reconciler restored from a snapshot is an ordinary round
+//     (only differences are announced, in update wording).
 package instructions
 
 import (

@@ -39,7 +39,7 @@ func (OS) Resolve(ctx context.Context, path string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	p, err := filepath.EvalSymlinks(path)
+	p, err := resolve(path)
 	if err != nil {
 		return "", wrapOSErr("resolve", path, err)
 	}
