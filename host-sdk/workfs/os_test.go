@@ -70,6 +70,22 @@ func TestOSResolve(t *testing.T) {
 			t.Errorf("resolve %s = %q, %v", link, got, err)
 		}
 	}
+	done := make(chan error, 1)
+	go func() {
+		got, err := o.Resolve(ctx, filepath.Join(dir, "sub", "..", "fifo"))
+		if err == nil && got != filepath.Join(dir, "fifo") {
+			err = errors.New("resolved to " + got)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("fifo: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("resolving a fifo blocked")
+	}
 	_, err := o.Resolve(ctx, filepath.Join(dir, "dangling.md"))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("dangling: %v", err)
