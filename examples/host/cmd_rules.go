@@ -49,7 +49,7 @@ func cmdRules(ctx context.Context, cfg *config, args []string, _ io.Reader, stdo
 		return err
 	}
 	book := newBook(res)
-	doc := rulesJSON{Rules: []ruleJSON{}, Providers: []providerJSON{}, Notes: book.notes}
+	doc := rulesJSON{Rules: []ruleJSON{}, Providers: []providerJSON{}, Notes: nonNil(book.notes)}
 	for _, r := range res.Rules {
 		class := ""
 		if !r.Shadowed {

@@ -146,7 +146,7 @@ func cmdWaitProc(ts *testscript.TestScript, neg bool, args []string) {
 //	json PATH WANT
 //
 // PATH is dot-separated object keys and array indexes ("rules.0.name"); a
-// final "#" gives an array's length. WANT is compared with the value printed
+// final "@len" gives the length. WANT is compared with the value printed
 // as Go prints it (strings bare). With !, the values must differ.
 func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
@@ -169,7 +169,7 @@ func jsonAt(v any, path string) (string, error) {
 	for _, key := range strings.Split(path, ".") {
 		switch x := v.(type) {
 		case map[string]any:
-			if key == "#" {
+			if key == "@len" {
 				return fmt.Sprint(len(x)), nil
 			}
 			var ok bool
@@ -177,7 +177,7 @@ func jsonAt(v any, path string) (string, error) {
 				return "", fmt.Errorf("no key %q", key)
 			}
 		case []any:
-			if key == "#" {
+			if key == "@len" {
 				return fmt.Sprint(len(x)), nil
 			}
 			i, err := strconv.Atoi(key)

@@ -158,7 +158,11 @@ type outcome struct {
 // it. Whatever happens, the process is gone when run returns.
 func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverRequest) (out outcome) {
 	out.provider = Provider{Name: l.name, Origin: l.origin}
+	stderr := &stderrTail{}
 	fail := func(err error) outcome {
+		if last := stderr.last(); last != "" {
+			err = fmt.Errorf("%w; its stderr ended with: %s", err, last)
+		}
 		out.provider.Err = err
 		out.rules = nil
 		return out
@@ -178,6 +182,7 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Logger:           opts.Logger.Named(l.name),
 		StartTimeout:     opts.Timeout,
+		Stderr:           stderr,
 		SyncStdout:       io.Discard,
 		SyncStderr:       io.Discard,
 	})
@@ -185,7 +190,7 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 
 	rpc, err := client.Client()
 	if err != nil {
-		return fail(fmt.Errorf("failed to start: %w", err))
+		return fail(startFailure(err))
 	}
 	if rc := client.ReattachConfig(); rc != nil {
 		out.provider.PID = rc.Pid
@@ -201,7 +206,7 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 
 	info, err := prov.Describe(ctx)
 	if err != nil {
-		return fail(fmt.Errorf("describe: %w", deadlineHint(ctx, err)))
+		return fail(callFailure(ctx, "describe", err, opts.Timeout))
 	}
 	if info.Name == "" {
 		return fail(errors.New("describe: the provider has no name"))
@@ -217,20 +222,11 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 	out.provider.Reads = fsys.read()
 	out.warnings = sink.warnings
 	if err != nil {
-		return fail(fmt.Errorf("discover: %w", deadlineHint(ctx, err)))
+		return fail(callFailure(ctx, "discover", err, opts.Timeout))
 	}
 	out.rules = sink.rules
 	out.provider.Rules = len(sink.rules)
 	return out
-}
-
-// deadlineHint says plainly that a provider ran out of time, which a bare
-// gRPC status does not.
-func deadlineHint(ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("timed out (%v)", err)
-	}
-	return err
 }
 
 // collect gathers a provider's stream, checking each item.

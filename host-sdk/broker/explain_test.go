@@ -1,0 +1,32 @@
+package broker
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestStartFailureIsOneClearLine(t *testing.T) {
+	long := errors.New("Unrecognized remote plugin message: junk\nThis usually means\n  the plugin was not compiled...")
+	got := startFailure(long).Error()
+	if got != `failed to start: it printed "junk" on stdout instead of a go-plugin handshake` {
+		t.Errorf("got %q", got)
+	}
+	got = startFailure(errors.New("Unrecognized remote plugin message: \nFailed to read any lines")).Error()
+	if !strings.Contains(got, "without a go-plugin handshake") || strings.Contains(got, "\n") {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestStderrTailQuotesThePanicNotTheLogs(t *testing.T) {
+	var tail stderrTail
+	tail.Write([]byte(`{"@level":"debug","@message":"plugin address"}` + "\n"))
+	if tail.last() != "" {
+		t.Fatalf("hclog JSON lines are routine, got %q", tail.last())
+	}
+	tail.Write([]byte("panic: assignment to entry in nil ma"))
+	tail.Write([]byte("p\n\ngoroutine 1 [running]:\nmain.main()\n"))
+	if got := tail.last(); got != "panic: assignment to entry in nil map" {
+		t.Fatalf("last = %q", got)
+	}
+}
