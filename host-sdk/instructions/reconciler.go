@@ -370,7 +370,8 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 	st.loaded = pl.loaded
 	st.started = true
 
-	rd := Round{Changes: pl.changes, Warnings: warns}
+	// Changes is never nil so a JSON consumer sees [] rather than null.
+	rd := Round{Changes: append([]Change{}, pl.changes...), Warnings: warns}
 	if len(pl.changes) > 0 {
 		msg := r.render(first, pl, st.root)
 		rd.Message = &msg

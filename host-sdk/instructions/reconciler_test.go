@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 func TestSymlinkMirrorRendersOnce(t *testing.T) {
@@ -142,7 +143,11 @@ func TestUnavailableKeepsLoadedScope(t *testing.T) {
 		"permission-resolve": func(f *fixture) { f.m.FailWith("/w/AGENTS.md", fs.ErrPermission) },
 		"permission-read": func(f *fixture) {
 			f.m.WriteFile("/w/AGENTS.md", []byte("changed, but unreadable"))
-			f.m.FailWith("/w/AGENTS.md", fs.ErrPermission)
+			f.m.FailReadsWith("/w/AGENTS.md", fs.ErrPermission)
+		},
+		"grew-past-cap-while-reading": func(f *fixture) {
+			f.m.WriteFile("/w/AGENTS.md", []byte("changed"))
+			f.m.FailReadsWith("/w/AGENTS.md", shared.ErrTooLarge)
 		},
 		"io-error":  func(f *fixture) { f.m.FailWith("/w/AGENTS.md", errors.New("EIO")) },
 		"too-large": func(f *fixture) { f.m.WriteFile("/w/AGENTS.md", []byte(strings.Repeat("x", 200))) },
@@ -177,6 +182,19 @@ func TestUnavailableKeepsLoadedScope(t *testing.T) {
 		f.m.FailWith("/w/AGENTS.md", nil)
 		wantChanges(t, f.post(), "set .|AGENTS.md")
 	})
+}
+
+func TestVanishedBeforeReadIsAbsent(t *testing.T) {
+	f := newFixture(t, "/w")
+	f.m.WriteFile("/w/AGENTS.md", []byte("a"))
+	wantChanges(t, f.baseline(), "set .|AGENTS.md")
+	f.m.WriteFile("/w/AGENTS.md", []byte("b"))
+	f.m.FailReadsWith("/w/AGENTS.md", fs.ErrNotExist)
+	rd := f.post()
+	wantChanges(t, rd, "remove .|AGENTS.md")
+	if len(rd.Warnings) != 0 {
+		t.Fatalf("warnings: %v", rd.Warnings)
+	}
 }
 
 func TestOverCapWarns(t *testing.T) {

@@ -68,3 +68,23 @@ func dirDepth(label string) int {
 	}
 	return strings.Count(strings.TrimPrefix(label, "./"), "/") + 1
 }
+
+// validLabel accepts only labels dirLabel can produce, so a hand-edited or
+// corrupted snapshot cannot point probes outside the workspace.
+func validLabel(l string) bool {
+	switch l {
+	case UserGlobalDir, ".", "./" + UserGlobalDir:
+		return true
+	case "":
+		return false
+	}
+	if strings.HasPrefix(l, "/") || strings.ContainsRune(l, 0) || strings.Contains(l, "\\") {
+		return false
+	}
+	for _, part := range strings.Split(l, "/") {
+		if part == "" || part == "." || part == ".." {
+			return false
+		}
+	}
+	return true
+}

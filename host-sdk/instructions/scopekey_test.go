@@ -31,6 +31,16 @@ func TestScopeKey(t *testing.T) {
 	if dirPath("/w", "/h", UserGlobalDir) != "/h" {
 		t.Error("user-global path")
 	}
+	for _, l := range []string{"a", "a/b", ".", UserGlobalDir, "./user-global"} {
+		if !validLabel(l) {
+			t.Errorf("%q rejected", l)
+		}
+	}
+	for _, l := range []string{"", "..", "../x", "a/../b", "/abs", "a//b", "./a", "a\\b"} {
+		if validLabel(l) {
+			t.Errorf("%q accepted", l)
+		}
+	}
 	if _, ok := dirLabel("/w", "/x"); ok {
 		t.Error("outside root labelled")
 	}

@@ -87,8 +87,8 @@ func (r *Reconciler) Restore(data []byte) error {
 	st := state{}.clone()
 	st.root, st.started = s.Root, s.Started
 	for _, d := range s.Dirs {
-		if d == "" {
-			return fmt.Errorf("instructions: restore: empty directory label")
+		if !validLabel(d) {
+			return fmt.Errorf("instructions: restore: invalid directory label %q", d)
 		}
 		st.dirs[d] = true
 	}
@@ -96,6 +96,9 @@ func (r *Reconciler) Restore(data []byte) error {
 		d, c, err := ParseScopeKey(l.Key)
 		if err != nil {
 			return fmt.Errorf("instructions: restore: loaded scope %q: %w", l.Key, err)
+		}
+		if !validLabel(d) || validName(c) != nil {
+			return fmt.Errorf("instructions: restore: loaded scope %q has an invalid directory or candidate", l.Key)
 		}
 		if d != l.Dir || c != l.Candidate {
 			return fmt.Errorf("instructions: restore: loaded scope %q disagrees with its dir %q and candidate %q", l.Key, l.Dir, l.Candidate)

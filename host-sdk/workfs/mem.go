@@ -50,6 +50,7 @@ type Mem struct {
 	mu      sync.Mutex
 	nodes   map[string]*memNode
 	fails   map[string]error
+	rfails  map[string]error // reads only
 	clock   time.Time
 	nextIno uint64
 
@@ -71,6 +72,7 @@ func NewMem() *Mem {
 	m := &Mem{
 		nodes:   map[string]*memNode{},
 		fails:   map[string]error{},
+		rfails:  map[string]error{},
 		clock:   time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		nextIno: 2,
 	}
@@ -103,6 +105,19 @@ func (m *Mem) FailWith(p string, err error) {
 		return
 	}
 	m.fails[clean(p)] = err
+}
+
+// FailReadsWith makes ReadFile and ReadFiles of p (the path as given) fail
+// with err while Stat and Resolve still succeed, as when a file becomes
+// unreadable or vanishes between a stat and a read. A nil err clears it.
+func (m *Mem) FailReadsWith(p string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err == nil {
+		delete(m.rfails, clean(p))
+		return
+	}
+	m.rfails[clean(p)] = err
 }
 
 // WriteFile creates or overwrites a regular file, creating parent
@@ -373,6 +388,9 @@ func (m *Mem) read(ctx context.Context, p string, max int64) ([]byte, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.rfails[clean(p)]; err != nil {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: err}
+	}
 	_, n, err := m.walk("read", p, true)
 	if err != nil {
 		return nil, err
