@@ -48,8 +48,10 @@ func (p priorityFlag) Set(v string) error {
 	return nil
 }
 
+// splitList splits a comma-separated flag. An empty flag gives an empty,
+// non-nil list: "no candidates", not "the defaults".
 func splitList(s string) []string {
-	var out []string
+	out := []string{}
 	for _, part := range strings.Split(s, ",") {
 		if part = strings.TrimSpace(part); part != "" {
 			out = append(out, part)

@@ -567,10 +567,18 @@ func (r *Reconciler) touchedDirs(p string) []string {
 // discoverRoot finds the nearest ancestor of cwd (cwd included) holding a
 // root marker; without one the root is cwd.
 func (r *Reconciler) discoverRoot(ctx context.Context) (string, []string, error) {
+	return FindRoot(ctx, r.cfg.FS, r.cfg.Cwd, r.cfg.RootMarkers)
+}
+
+// FindRoot returns the workspace root: the nearest ancestor of cwd (cwd
+// included) holding one of markers (a file or a folder, links followed), else
+// cwd. A marker that cannot be checked is a warning, not a root. Hosts use it
+// to give providers the same root the reconciler uses.
+func FindRoot(ctx context.Context, fsys shared.HostFS, cwd string, markers []string) (string, []string, error) {
 	var warns []string
-	for d := r.cfg.Cwd; ; d = filepath.Dir(d) {
-		for _, m := range r.cfg.RootMarkers {
-			_, err := r.cfg.FS.Stat(ctx, filepath.Join(d, m))
+	for d := cwd; ; d = filepath.Dir(d) {
+		for _, m := range markers {
+			_, err := fsys.Stat(ctx, filepath.Join(d, m))
 			if err == nil {
 				return d, warns, nil
 			}
@@ -582,7 +590,7 @@ func (r *Reconciler) discoverRoot(ctx context.Context) (string, []string, error)
 			}
 		}
 		if d == filepath.Dir(d) {
-			return r.cfg.Cwd, warns, nil
+			return cwd, warns, nil
 		}
 	}
 }
