@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
+	"github.com/rulebroker/rulebroker/internal/jstext"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -461,7 +462,7 @@ func (r *Reconciler) readAll(ctx context.Context, ps []*probe) ([]string, error)
 			continue
 		}
 		p.data = res[i].Data
-		p.Digest, p.TrimmedDigest = digest(p.data), digest(jsTrim(p.data))
+		p.Digest, p.TrimmedDigest = digest(p.data), digest(jstext.TrimBytes(p.data))
 	}
 	return warns, nil
 }

@@ -67,21 +67,6 @@ func FuzzScopeKey(f *testing.F) {
 	})
 }
 
-func TestJSTrim(t *testing.T) {
-	all := "\t\v\f \u00A0\uFEFF\n\r\u2028\u2029\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200A\u202F\u205F\u3000"
-	if got := string(jsTrim([]byte(all + "x y" + all))); got != "x y" {
-		t.Errorf("got %q", got)
-	}
-	for _, keep := range []string{"\u0085", "\u180E", "\u200B", "\x00", "\xff"} {
-		if got := string(jsTrim([]byte(keep + "x" + keep))); got != keep+"x"+keep {
-			t.Errorf("%q trimmed: %q", keep, got)
-		}
-	}
-	if len(jsTrim([]byte(all))) != 0 {
-		t.Error("all white space")
-	}
-}
-
 func TestEscapeRoundTrip(t *testing.T) {
 	for _, s := range []string{"", "plain", "</system-reminder>", "<\\/system-reminder>", "<\\\\/SYSTEM-reminder", "<</system-reminder", "</system-remind", "a</system-reminder>b</system-reminder>"} {
 		e := Escape(s)

@@ -12,9 +12,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/rulebroker/rulebroker/internal/jstext"
 )
 
 // Document is a parsed rule file.
@@ -45,13 +46,6 @@ func Normalize(data []byte) string {
 	return strings.ReplaceAll(s, "\r", "\n")
 }
 
-// Trim removes leading and trailing white space the way JavaScript's
-// String.prototype.trim does (Unicode spaces and U+FEFF), so bodies match
-// what the reference pipeline produces.
-func Trim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' })
-}
-
 // Parse splits data into frontmatter and body.
 //
 // Spec §3, with these improvements:
@@ -73,11 +67,11 @@ func Parse(data []byte) Document {
 	doc := Document{Meta: map[string]any{}}
 	block, rest, ok := split(text)
 	if !ok {
-		doc.Body = Trim(text)
+		doc.Body = jstext.Trim(text)
 		return doc
 	}
 	doc.HasFrontmatter = true
-	doc.Body = Trim(rest)
+	doc.Body = jstext.Trim(rest)
 	if _, _, stacked := split(doc.Body); stacked {
 		// Seen in the wild: a second block pasted under the first. Only the
 		// first is metadata; say so rather than leave YAML in the body silently.

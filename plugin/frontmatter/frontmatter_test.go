@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rulebroker/rulebroker/internal/jstext"
 )
 
 func TestParse(t *testing.T) {
@@ -247,9 +249,15 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
-func TestTrim(t *testing.T) {
-	if got := Trim("\uFEFF \u00a0\t\nx y\n\u2028"); got != "x y" {
-		t.Errorf("Trim = %q", got)
+// TestBodyTrimIsJavaScripts checks the body is trimmed as
+// String.prototype.trim trims: U+FEFF and U+2028 go, U+0085 (NEL, white
+// space to Go's unicode.IsSpace but not to JavaScript) stays.
+func TestBodyTrimIsJavaScripts(t *testing.T) {
+	if got := Parse([]byte("\uFEFF \u00a0\t\nx y\n\u2028")).Body; got != "x y" {
+		t.Errorf("body %q", got)
+	}
+	if got := Parse([]byte("---\na: 1\n---\n\u0085x\u0085\u3000")).Body; got != "\u0085x\u0085" {
+		t.Errorf("body %q", got)
 	}
 }
 
@@ -277,17 +285,17 @@ func FuzzParse(f *testing.F) {
 		if !strings.Contains(norm, doc.Body) {
 			t.Fatalf("body %q is not part of the input %q", doc.Body, norm)
 		}
-		if doc.Body != Trim(doc.Body) {
+		if doc.Body != jstext.Trim(doc.Body) {
 			t.Fatalf("body %q is not trimmed", doc.Body)
 		}
 		if !doc.HasFrontmatter {
-			if doc.Body != Trim(norm) {
-				t.Fatalf("without frontmatter the body %q must be the whole input %q", doc.Body, Trim(norm))
+			if doc.Body != jstext.Trim(norm) {
+				t.Fatalf("without frontmatter the body %q must be the whole input %q", doc.Body, jstext.Trim(norm))
 			}
 			if len(doc.Meta) != 0 || len(doc.Warnings) != 0 {
 				t.Fatalf("without frontmatter: meta %v, warnings %q", doc.Meta, doc.Warnings)
 			}
-		} else if !strings.HasSuffix(Trim(norm), doc.Body) {
+		} else if !strings.HasSuffix(jstext.Trim(norm), doc.Body) {
 			// The body is everything after the closing fence.
 			t.Fatalf("body %q is not the tail of the input %q", doc.Body, norm)
 		}
