@@ -24,9 +24,10 @@
 //     fit is listed in a notice with its size and marked omitted in the
 //     metadata. The scope still counts as loaded, so it is not re-announced
 //     every round; the notice tells the model to read it directly.
-//   - Dedup compares bytes after JS trim only: copies whose interior line
-//     endings differ (CRLF against LF) are different files, as spec/000's
-//     "byte-identical after trimming" says.
+//   - Dedup compares contents after JS trim with CRLF and lone CR turned
+//     into LF, so copies that differ only by surrounding white space, a BOM
+//     or line endings are one file (the first candidate is kept). The raw
+//     digest and the rendered text stay the kept file's original bytes.
 //   - A remove carries no digest.
 //   - A workspace directory whose relative path is "user-global" is labelled
 //     "./user-global" so it never collides with the user-global scope.
@@ -35,6 +36,7 @@
 package instructions
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -81,7 +83,9 @@ type Change struct {
 	Digest    string `json:"digest,omitempty"`
 }
 
-// Scope is one loaded scope.
+// Scope is one loaded scope. Digest is of the file's bytes; TrimmedDigest,
+// which dedup compares, is of its content after JS trim with CRLF and lone CR
+// turned into LF (see dedupForm).
 type Scope struct {
 	Key           string `json:"key"`
 	Dir           string `json:"dir"`
@@ -219,6 +223,17 @@ func (r *Reconciler) candIndex(c string) int {
 func digest(b []byte) string {
 	s := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+// dedupForm is what dedup compares: b after JS trim, with CRLF and lone CR
+// turned into LF, so copies saved with other line endings are duplicates.
+func dedupForm(b []byte) []byte {
+	b = jstext.TrimBytes(b)
+	if bytes.IndexByte(b, '\r') < 0 {
+		return b
+	}
+	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+	return bytes.ReplaceAll(b, []byte("\r"), []byte("\n"))
 }
 
 // emptyDigest is digest(nil): the trimmed digest of a file with no content.
@@ -462,7 +477,7 @@ func (r *Reconciler) readAll(ctx context.Context, ps []*probe) ([]string, error)
 			continue
 		}
 		p.data = res[i].Data
-		p.Digest, p.TrimmedDigest = digest(p.data), digest(jstext.TrimBytes(p.data))
+		p.Digest, p.TrimmedDigest = digest(p.data), digest(dedupForm(p.data))
 	}
 	return warns, nil
 }

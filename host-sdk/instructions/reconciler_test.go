@@ -73,11 +73,21 @@ func TestNearCopiesDedupeKeepingOriginalBytes(t *testing.T) {
 		})
 	}
 	t.Run("interior-line-endings-differ", func(t *testing.T) {
-		// Trimming only touches the ends: per spec/000 the comparison is
-		// byte-identical after trimming, so interior CRLF vs LF is different.
+		// Line endings are normalized before comparing, so interior CRLF
+		// against LF is the same file; the first candidate's bytes are kept.
 		f := newFixture(t, "/w")
 		f.m.WriteFile("/w/AGENTS.md", []byte("a\r\nb\r\n"))
 		f.m.WriteFile("/w/CLAUDE.md", []byte("a\nb\n"))
+		rd := f.baseline()
+		wantChanges(t, rd, "set .|AGENTS.md")
+		if !strings.Contains(rd.Message.Text, "Instructions from /w/AGENTS.md:\na\r\nb\r\n") {
+			t.Fatalf("kept file's original bytes not rendered:\n%q", rd.Message.Text)
+		}
+	})
+	t.Run("interior-white-space-differs", func(t *testing.T) {
+		f := newFixture(t, "/w")
+		f.m.WriteFile("/w/AGENTS.md", []byte("a\nb"))
+		f.m.WriteFile("/w/CLAUDE.md", []byte("a\n\nb"))
 		wantChanges(t, f.baseline(), "set .|AGENTS.md; set .|CLAUDE.md")
 	})
 	t.Run("nel-is-not-js-space", func(t *testing.T) {
@@ -86,6 +96,61 @@ func TestNearCopiesDedupeKeepingOriginalBytes(t *testing.T) {
 		f.m.WriteFile("/w/CLAUDE.md", []byte("a\u0085"))
 		wantChanges(t, f.baseline(), "set .|AGENTS.md; set .|CLAUDE.md")
 	})
+}
+
+func TestLineEndingCopiesDedupe(t *testing.T) {
+	const lf = "# Rules\n\nUse tabs.\nNo globals.\n"
+	for name, copy := range map[string]string{
+		"crlf":    strings.ReplaceAll(lf, "\n", "\r\n"),
+		"lone-cr": strings.ReplaceAll(lf, "\n", "\r"),
+		"mixed":   "# Rules\r\n\rUse tabs.\nNo globals.\r",
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, "/w")
+			f.m.WriteFile("/w/AGENTS.md", []byte(lf))
+			f.m.WriteFile("/w/CLAUDE.md", []byte(copy))
+			rd := f.baseline()
+			wantChanges(t, rd, "set .|AGENTS.md")
+			if !strings.Contains(rd.Message.Text, "Instructions from /w/AGENTS.md:\n"+lf) || count(rd.Message.Text, "Use tabs.") != 1 {
+				t.Fatalf("AGENTS.md's original bytes, once:\n%q", rd.Message.Text)
+			}
+			if c := rd.Message.Metadata.Changes; len(c) != 1 || c[0].Digest != digest([]byte(lf)) {
+				t.Fatalf("metadata: %+v", c)
+			}
+			s := f.r.Loaded()
+			if len(s) != 1 || s[0].Digest != digest([]byte(lf)) || s[0].TrimmedDigest != digest([]byte(strings.TrimSpace(lf))) {
+				t.Fatalf("loaded: %+v", s)
+			}
+
+			// A snapshot keeps the dedup: the restored reconciler sees no change.
+			snap, err := f.r.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r2, err := New(Config{FS: f.m, Cwd: "/w", DSHHome: "/h/.dsh"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r2.Restore(snap); err != nil {
+				t.Fatal(err)
+			}
+			rd, err = r2.Baseline(bg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantChanges(t, rd, "")
+			if loadedKeys(r2) != ".|AGENTS.md" {
+				t.Fatalf("restored: %s", loadedKeys(r2))
+			}
+			// Once AGENTS.md goes, the copy loads with its own bytes.
+			f.m.Remove("/w/AGENTS.md")
+			rd, _ = r2.PostExecute(bg, "rm", nil)
+			wantChanges(t, rd, "remove .|AGENTS.md; set .|CLAUDE.md")
+			if !strings.Contains(rd.Message.Text, copy) {
+				t.Fatalf("CLAUDE.md's original bytes not rendered:\n%q", rd.Message.Text)
+			}
+		})
+	}
 }
 
 func TestEmptyAfterTrimNotLoaded(t *testing.T) {
