@@ -16,8 +16,8 @@
 //     last content) and each round warns, naming the file and the cap.
 //   - "</system-reminder" inside content or a path, in any letter case, is
 //     written "<\/system-reminder"; backslashes already there gain one more,
-//     so Unescape reverses Escape exactly. Paths holding control characters
-//     are shown quoted. Metadata carries paths unescaped.
+//     so reminder.Unescape reverses reminder.Escape exactly. Paths holding
+//     control characters are shown quoted. Metadata carries paths unescaped.
 //   - The byte budget bounds the file contents of one message (paths and
 //     wording are not counted). Contents are admitted from the most specific
 //     file (deepest directory, last candidate) backwards; whatever does not

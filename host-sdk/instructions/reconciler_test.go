@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
+	"github.com/rulebroker/rulebroker/host-sdk/reminder"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -464,8 +465,8 @@ func TestEscaping(t *testing.T) {
 			t.Fatalf("unescaped closing tag:\n%s", txt)
 		}
 	}
-	if !strings.Contains(rd.Message.Text, Escape(content)) || Unescape(Escape(content)) != content {
-		t.Fatalf("escape: %q", Escape(content))
+	if !strings.Contains(rd.Message.Text, reminder.Escape(content)) || reminder.Unescape(reminder.Escape(content)) != content {
+		t.Fatalf("escape: %q", reminder.Escape(content))
 	}
 	if !strings.Contains(rd2.Message.Text, `/w/x<\/system-reminder>/CLAUDE.md`) {
 		t.Fatalf("path not escaped:\n%s", rd2.Message.Text)

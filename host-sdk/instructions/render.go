@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rulebroker/rulebroker/host-sdk/reminder"
 )
 
 // MetadataType is the type of the metadata a Message carries.
@@ -39,61 +41,16 @@ type ChangeSummary struct {
 	Omitted bool   `json:"omitted,omitempty"`
 }
 
-// Escape makes s safe inside a <system-reminder> block: every
-// "</system-reminder" (any case, since a model need not care about case)
-// becomes "<\/system-reminder". A sequence that already had backslashes after
-// the "<" gains one more, so the escape is exactly reversible by Unescape.
-func Escape(s string) string { return shiftBackslashes(s, 1) }
-
-// Unescape reverses Escape.
-func Unescape(s string) string { return shiftBackslashes(s, -1) }
-
-// shiftBackslashes finds "<" + backslashes + "/system-reminder" and adds
-// (delta 1) or removes (delta -1, only where there is one) a backslash.
-func shiftBackslashes(s string, delta int) string {
-	const tag = "/system-reminder"
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] != '<' {
-			continue
-		}
-		j := i + 1
-		for j < len(s) && s[j] == '\\' {
-			j++
-		}
-		if len(s)-j < len(tag) || !strings.EqualFold(s[j:j+len(tag)], tag) {
-			continue
-		}
-		if delta < 0 && j == i+1 {
-			continue
-		}
-		b.WriteString(s[last : i+1])
-		if delta > 0 {
-			b.WriteString("\\")
-			last = i + 1
-		} else {
-			last = i + 2
-		}
-		i = j + len(tag) - 1
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
 // showPath renders a path for the text: escaped, and quoted when it holds a
 // control character (a newline in a path must not forge a line of the
 // message).
 func showPath(p string) string {
 	for _, c := range p {
 		if c < 0x20 || c == 0x7f {
-			return Escape(strconv.Quote(p))
+			return reminder.Escape(strconv.Quote(p))
 		}
 	}
-	return Escape(p)
+	return reminder.Escape(p)
 }
 
 // render builds the round's message. Over the budget, the most specific
@@ -129,8 +86,7 @@ func (r *Reconciler) render(first bool, pl plan, root string) Message {
 	if r.cfg.Budget > 0 {
 		meta.Budget = r.cfg.Budget
 	}
-	var b strings.Builder
-	b.WriteString("<system-reminder>\n")
+	var b strings.Builder // the body: every line ends in "\n"
 	if first {
 		b.WriteString("The following workspace instruction files may apply to your work. Each file applies to work in its directory and below; user-global instructions apply everywhere. Where they conflict, the more specific (deeper) file takes precedence.\n")
 	} else {
@@ -157,7 +113,7 @@ func (r *Reconciler) render(first bool, pl plan, root string) Message {
 		default:
 			fmt.Fprintf(&b, "The instructions in %s changed; their new contents replace the earlier ones:\n", showPath(c.Path))
 		}
-		data := Escape(string(pl.bytes[c.Key].data))
+		data := reminder.Escape(string(pl.bytes[c.Key].data))
 		b.WriteString(data)
 		if !strings.HasSuffix(data, "\n") {
 			b.WriteString("\n")
@@ -173,6 +129,5 @@ func (r *Reconciler) render(first bool, pl plan, root string) Message {
 			fmt.Fprintf(&b, "- %s (%s, %d bytes)\n", showPath(c.Path), what, len(pl.bytes[c.Key].data))
 		}
 	}
-	b.WriteString("</system-reminder>")
-	return Message{Role: "user", Text: b.String(), Metadata: meta}
+	return Message{Role: "user", Text: reminder.Wrap(strings.TrimSuffix(b.String(), "\n")), Metadata: meta}
 }

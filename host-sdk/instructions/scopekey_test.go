@@ -66,15 +66,3 @@ func FuzzScopeKey(f *testing.F) {
 		}
 	})
 }
-
-func TestEscapeRoundTrip(t *testing.T) {
-	for _, s := range []string{"", "plain", "</system-reminder>", "<\\/system-reminder>", "<\\\\/SYSTEM-reminder", "<</system-reminder", "</system-remind", "a</system-reminder>b</system-reminder>"} {
-		e := Escape(s)
-		if Unescape(e) != s {
-			t.Errorf("%q -> %q -> %q", s, e, Unescape(e))
-		}
-		if strings.Contains(strings.ToLower(e), "</system-reminder") {
-			t.Errorf("%q escaped to %q", s, e)
-		}
-	}
-}

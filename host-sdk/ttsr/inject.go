@@ -2,14 +2,10 @@ package ttsr
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
-)
 
-// closingReminder finds anything that could close (or open) the frame, in
-// any letter case: a rule's text must not be able to end the reminder early
-// and speak outside it.
-var closingReminder = regexp.MustCompile(`(?i)<(/?\s*system-reminder)`)
+	"github.com/rulebroker/rulebroker/host-sdk/reminder"
+)
 
 // InjectionMessage renders what a host injects after m fired: the rule's
 // content, framed so the model knows its output was interrupted by that rule.
@@ -24,20 +20,19 @@ var closingReminder = regexp.MustCompile(`(?i)<(/?\s*system-reminder)`)
 //	CONTENT
 //	</system-reminder>
 //
-// NAME and PATH are XML-escaped; in CONTENT, which is markdown and stays
-// verbatim otherwise, a "<" that opens a system-reminder tag becomes "&lt;".
+// NAME and PATH are XML-escaped; CONTENT, which is markdown, stays verbatim
+// except that reminder.Escape keeps it from closing the frame (a
+// "</system-reminder" in any case becomes "<\/system-reminder").
 func InjectionMessage(m Match, cwd string) string {
 	var b strings.Builder
-	b.WriteString("<system-reminder>\n")
 	b.WriteString("Your output was interrupted because it matched the rule \"")
 	b.WriteString(escapeXML(m.Rule))
 	b.WriteString("\" (")
 	b.WriteString(escapeXML(relPath(m.Path, cwd)))
 	b.WriteString(").\nFollow the rule below, then continue from where you were interrupted.\n\n")
 	content := strings.Trim(m.Content, "\r\n")
-	b.WriteString(closingReminder.ReplaceAllString(content, "&lt;$1"))
-	b.WriteString("\n</system-reminder>")
-	return b.String()
+	b.WriteString(reminder.Escape(content))
+	return reminder.Wrap(b.String())
 }
 
 func relPath(path, cwd string) string {
