@@ -201,11 +201,16 @@ func ParseRule(f File, level Level) (Rule, []Warning) {
 	default:
 		warn("empty rule file")
 	}
-	if t, ok := doc.Meta["trigger"]; ok && r.Description == "" && !r.AlwaysApply && len(r.Condition) == 0 {
-		// Windsurf's activation field. The reference pipeline does not read
-		// it, so a rule that relies on it alone never reaches the model: say
-		// so, rather than drop it silently.
-		warn(fmt.Sprintf("trigger: %s (Windsurf's activation mode) is not read, and without description, alwaysApply or condition the rule is never offered to the model", show(t)))
+	if t, ok := doc.Meta["trigger"]; ok {
+		// Windsurf's activation field, found in Windsurf rules and in Cursor
+		// rules copied from them. The reference pipeline does not read it;
+		// say so rather than ignore it silently, and say when that leaves the
+		// rule with no way to reach the model.
+		msg := fmt.Sprintf("trigger: %s is Windsurf's activation mode, which is not read", show(t))
+		if r.Description == "" && !r.AlwaysApply && len(r.Condition) == 0 {
+			msg += "; without description, alwaysApply or condition the rule is never offered to the model"
+		}
+		warn(msg)
 	}
 	return r, warnings
 }

@@ -192,7 +192,7 @@ func TestParseRule(t *testing.T) {
 			name:     "Windsurf trigger is reported",
 			data:     "---\ntrigger: always_on\n---\nbody",
 			want:     Rule{Content: "body"},
-			warnings: []string{`trigger: "always_on" (Windsurf's activation mode) is not read, and without description, alwaysApply or condition the rule is never offered to the model`},
+			warnings: []string{`trigger: "always_on" is Windsurf's activation mode, which is not read; without description, alwaysApply or condition the rule is never offered to the model`},
 		},
 		{
 			name:     "frontmatter that is not a mapping",

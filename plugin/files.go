@@ -166,3 +166,13 @@ func IsAbsent(err error) bool {
 // ErrorCause is err's message without the io/fs path prefix, for a warning
 // that carries the absolute path separately.
 func ErrorCause(err error) string { return cause(err) }
+
+// WarnIfPresent returns a warning naming path when it exists: for files a
+// provider deliberately does not read (legacy formats such as .cursorrules),
+// so a user whose rules live only there learns why nothing loads.
+func WarnIfPresent(fsys fs.FS, path, message string) []Warning {
+	if _, err := fs.Stat(fsys, FSPath(path)); err != nil {
+		return nil
+	}
+	return []Warning{{Path: path, Message: message}}
+}

@@ -103,15 +103,16 @@ type corpusCase struct {
 
 var corpusCases = []corpusCase{
 	{
-		// Legacy .cursorrules is not read (spec/002 §9.1).
-		repo: "06T__CursorSetup",
+		// Legacy .cursorrules is not read (spec/002 §9.1), but the user is told.
+		repo:     "06T__CursorSetup",
+		warnings: []wantWarning{{"cursor", ".cursorrules", "legacy .cursorrules is not read"}},
 	},
 	{
 		repo: "0xduc98__wardrobe-react-native",
 		rules: []wantRule{
 			{name: "flow_docs", provider: "cursor", path: ".cursor/rules/flow_docs.md", class: "none", globs: []string{}},
 		},
-		warnings:    []wantWarning{{"cursor", ".cursor/rules/flow_docs.md", "empty rule file"}},
+		warnings:    []wantWarning{{"cursor", ".cursor/rules/flow_docs.md", "empty rule file"}, {"cursor", ".cursorrules", "legacy .cursorrules is not read"}, {"windsurf", ".windsurfrules", "legacy .windsurfrules is not read"}},
 		unreachable: []string{".cursor/rules/flow_docs.md"},
 		// .claude/skills/.../AGENTS.md is inside a skill bundle: not on the
 		// root-to-cwd path, so not an instruction scope.
@@ -151,9 +152,9 @@ var corpusCases = []corpusCase{
 	},
 	{
 		// Cursor's rules.mdc (always) shadows Windsurf's rules.md by name.
-		// NOTE: the Windsurf `trigger:` key inside convex.mdc/frontend.mdc gets
-		// no warning from the cursor provider today (the windsurf provider does
-		// warn about it); the rules stay reachable through their description.
+		// The Windsurf `trigger:` key inside convex.mdc/frontend.mdc is not read,
+		// and a warning says so; the rules stay reachable through their
+		// description.
 		repo: "Jacksondr5__monorepo",
 		rules: []wantRule{
 			{name: "convex", provider: "cursor", path: ".cursor/rules/convex.mdc", class: "rulebook"},
@@ -162,15 +163,19 @@ var corpusCases = []corpusCase{
 			{name: "rules", provider: "cursor", path: ".cursor/rules/rules.mdc", class: "always", globs: []string{}},
 			{name: "rules", provider: "windsurf", path: ".windsurf/rules/rules.md", shadowed: true},
 		},
-		warnings: []wantWarning{{"windsurf", ".windsurf/rules/rules.md", `trigger: "always_on"`}},
-		scopes:   []string{"./CLAUDE.md"},
+		warnings: []wantWarning{
+			{"cursor", ".cursor/rules/convex.mdc", `trigger: "model_decision" is Windsurf's activation mode, which is not read`},
+			{"cursor", ".cursor/rules/frontend.mdc", `trigger: "model_decision" is Windsurf's activation mode, which is not read`},
+			{"windsurf", ".windsurf/rules/rules.md", `trigger: "always_on"`},
+		},
+		scopes: []string{"./CLAUDE.md"},
 	},
 	{
 		repo: "alading-2__GodotCSharpECSStruct_Open",
 		rules: []wantRule{
 			{name: "windsurfrules", provider: "windsurf", path: ".windsurf/rules/windsurfrules.md", class: "none"},
 		},
-		warnings:    []wantWarning{{"windsurf", ".windsurf/rules/windsurfrules.md", `trigger: "always_on"`}},
+		warnings:    []wantWarning{{"windsurf", ".windsurf/rules/windsurfrules.md", `trigger: "always_on"`}, {"windsurf", ".windsurfrules", "legacy .windsurfrules is not read"}},
 		unreachable: []string{".windsurf/rules/windsurfrules.md"},
 		scopes:      []string{"./AGENTS.md", "./CLAUDE.md"},
 	},
@@ -262,6 +267,7 @@ var corpusCases = []corpusCase{
 			{"windsurf", ".windsurf/rules/extension.md", `trigger: "model_decision"`},
 			{"windsurf", ".windsurf/rules/gitflow.md", "second frontmatter block"},
 			{"windsurf", ".windsurf/rules/gitflow.md", `trigger: "model_decision"`},
+			{"windsurf", ".windsurfrules", "legacy .windsurfrules is not read"},
 		},
 		unreachable: []string{".cursor/rules/documentation-pages.mdc", ".cursor/rules/gitflow.mdc"},
 	},

@@ -5,7 +5,8 @@
 //
 // User rules come first, then project rules, each directory in file name
 // order; a rule is named after its file without the extension. The legacy
-// .cursorrules file is not read (spec §9.1).
+// .cursorrules file is not read (spec §9.1); a warning says so when one is
+// there.
 package cursor
 
 import (
@@ -41,6 +42,10 @@ func (provider) Discover(ctx context.Context, req plugin.Request) (plugin.Result
 	// directory: list its rules once, not twice.
 	if project := path.Join(req.Cwd, ".cursor/rules"); req.Cwd != "" && project != user {
 		load(&res, req, project, plugin.LevelProject)
+	}
+	if req.Cwd != "" {
+		res.Warnings = append(res.Warnings, plugin.WarnIfPresent(req.FS, path.Join(req.Cwd, ".cursorrules"),
+			"legacy .cursorrules is not read; move its rules to .cursor/rules/*.mdc")...)
 	}
 	return res, nil
 }

@@ -39,8 +39,11 @@ func TestDiscoverPathsOrderAndLevels(t *testing.T) {
 	if got := pt.Rules(res.Rules); !reflect.DeepEqual(got, want) {
 		t.Errorf("rules = %q\nwant    %q", got, want)
 	}
-	if len(res.Warnings) != 0 {
-		t.Errorf("warnings = %q", pt.Warnings(res.Warnings))
+	// The legacy file is not read, but the user is told; the one in home is
+	// no project's and is left alone.
+	wantWarnings := []string{"/work/p/.cursorrules: legacy .cursorrules is not read; move its rules to .cursor/rules/*.mdc"}
+	if got := pt.Warnings(res.Warnings); !reflect.DeepEqual(got, wantWarnings) {
+		t.Errorf("warnings = %q\nwant       %q", got, wantWarnings)
 	}
 }
 
@@ -111,15 +114,16 @@ func TestDiscoverNormalization(t *testing.T) {
 			warnings: []string{file + ": invalid YAML frontmatter: yaml: line 3: did not find expected alphabetic or numeric character; read with the line fallback"},
 		},
 		{
-			name: "Windsurf frontmatter in a Cursor file, with a description",
-			data: "---\ntrigger: model_decision\ndescription: Convex\n---\nbody",
-			want: plugin.Rule{Description: "Convex", Content: "body"},
+			name:     "Windsurf frontmatter in a Cursor file, with a description",
+			data:     "---\ntrigger: model_decision\ndescription: Convex\n---\nbody",
+			want:     plugin.Rule{Description: "Convex", Content: "body"},
+			warnings: []string{file + `: trigger: "model_decision" is Windsurf's activation mode, which is not read`},
 		},
 		{
 			name:     "Windsurf frontmatter in a Cursor file, trigger alone",
 			data:     "---\ntrigger: model_decision\nglobs: \"*.ts\"\n---\nbody",
 			want:     plugin.Rule{Globs: []string{"*.ts"}, Content: "body"},
-			warnings: []string{file + `: trigger: "model_decision" (Windsurf's activation mode) is not read, and without description, alwaysApply or condition the rule is never offered to the model`},
+			warnings: []string{file + `: trigger: "model_decision" is Windsurf's activation mode, which is not read; without description, alwaysApply or condition the rule is never offered to the model`},
 		},
 		{
 			name:     "frontmatter only",

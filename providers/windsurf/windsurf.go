@@ -5,7 +5,8 @@
 //   - project: <cwd>/.windsurf/rules/*.md, named after the file
 //
 // The user rule comes first, then the project rules in file name order. The
-// legacy .windsurfrules file is not read (spec §9.1).
+// legacy .windsurfrules file is not read (spec §9.1); a warning says so when
+// one is there.
 package windsurf
 
 import (
@@ -48,6 +49,8 @@ func (provider) Discover(ctx context.Context, req plugin.Request) (plugin.Result
 		rules, warnings := plugin.LoadRules(req.FS, path.Join(req.Cwd, ".windsurf/rules"), plugin.LevelProject, ".md")
 		res.Rules = append(res.Rules, rules...)
 		res.Warnings = append(res.Warnings, warnings...)
+		res.Warnings = append(res.Warnings, plugin.WarnIfPresent(req.FS, path.Join(req.Cwd, ".windsurfrules"),
+			"legacy .windsurfrules is not read; move its rules to .windsurf/rules/*.md")...)
 	}
 	return res, nil
 }

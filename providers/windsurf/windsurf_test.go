@@ -42,8 +42,9 @@ func TestDiscoverPathsOrderAndLevels(t *testing.T) {
 	if res.Rules[0].Content != "global" {
 		t.Errorf("global content = %q", res.Rules[0].Content)
 	}
-	if len(res.Warnings) != 0 {
-		t.Errorf("warnings = %q", pt.Warnings(res.Warnings))
+	wantWarnings := []string{"/work/p/.windsurfrules: legacy .windsurfrules is not read; move its rules to .windsurf/rules/*.md"}
+	if got := pt.Warnings(res.Warnings); !reflect.DeepEqual(got, wantWarnings) {
+		t.Errorf("warnings = %q\nwant       %q", got, wantWarnings)
 	}
 }
 
@@ -75,7 +76,7 @@ func TestDiscoverNormalization(t *testing.T) {
 			name:     "Windsurf trigger reported",
 			data:     "---\ntrigger: always_on\n---\nbody",
 			want:     plugin.Rule{Content: "body"},
-			warnings: []string{file + `: trigger: "always_on" (Windsurf's activation mode) is not read, and without description, alwaysApply or condition the rule is never offered to the model`},
+			warnings: []string{file + `: trigger: "always_on" is Windsurf's activation mode, which is not read; without description, alwaysApply or condition the rule is never offered to the model`},
 		},
 		{
 			name: "CRLF and BOM",
