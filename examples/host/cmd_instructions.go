@@ -56,7 +56,7 @@ func cmdInstructions(ctx context.Context, cfg *config, args []string, _ io.Reade
 	fmt.Fprintf(stdout, "WORKSPACE ROOT %s\n\nSCOPES (%d)\n", doc.Root, len(doc.Scopes))
 	t := newTable(stdout, "DIR", "CANDIDATE", "PATH", "RESOLVED", "DIGEST", "TRIMMED")
 	for _, s := range doc.Scopes {
-		t.row(s.Dir, s.Candidate, s.Path, s.ResolvedPath, short(s.Digest), short(s.TrimmedDigest))
+		t.row(s.Dir, s.Candidate, displayPath(cfg, s.Path), displayPath(cfg, s.ResolvedPath), short(s.Digest), short(s.TrimmedDigest))
 	}
 	t.flush()
 	if doc.Message != nil {

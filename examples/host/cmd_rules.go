@@ -73,7 +73,7 @@ func cmdRules(ctx context.Context, cfg *config, args []string, _ io.Reader, stdo
 	if cfg.json {
 		return writeJSON(stdout, doc)
 	}
-	printRules(stdout, doc)
+	printRules(stdout, cfg, doc)
 	return nil
 }
 
@@ -84,7 +84,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func printRules(w io.Writer, doc rulesJSON) {
+func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 	fmt.Fprintf(w, "RULES (%d, in merge order)\n", len(doc.Rules))
 	t := newTable(w, "NAME", "CLASS", "PROVIDER", "LEVEL", "ALWAYS", "GLOBS", "CONDITION", "DESCRIPTION", "PATH")
 	for _, r := range doc.Rules {
@@ -97,7 +97,7 @@ func printRules(w io.Writer, doc rulesJSON) {
 			always = "yes"
 		}
 		t.row(r.Name, class, r.Provider, r.Level, always, strings.Join(r.Globs, " "),
-			strings.Join(r.Condition, " | "), clip(r.Description, 48), r.Path)
+			strings.Join(r.Condition, " | "), clip(r.Description, 48), displayPath(cfg, r.Path))
 	}
 	t.flush()
 

@@ -67,6 +67,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 	var candidates, locals string
 	fset := flag.NewFlagSet(name, flag.ContinueOnError)
 	fset.SetOutput(stderr)
+	fset.Usage = func() { fmt.Fprint(stderr, usage) }
 	fset.StringVar(&cfg.cwd, "cwd", ".", "working directory")
 	fset.StringVar(&cfg.home, "home", os.Getenv("HOME"), "home directory")
 	fset.Var(&pluginDirs, "plugin-dir", "plugin directory (repeatable)")
@@ -94,6 +95,12 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 	var err error
 	if cfg.cwd, err = filepath.Abs(cfg.cwd); err != nil {
 		return nil, nil, err
+	}
+	// Everything hangs off cwd; a typo there should fail loudly, not look
+	// like a workspace without rules.
+	if fi, err := os.Stat(cfg.cwd); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "host: --cwd %s is not a directory\n", cfg.cwd)
+		return nil, nil, fmt.Errorf("--cwd %s is not a directory", cfg.cwd)
 	}
 	if cfg.home != "" {
 		if cfg.home, err = filepath.Abs(cfg.home); err != nil {

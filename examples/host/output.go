@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -62,4 +63,24 @@ func printWarnings(w io.Writer, ws []warningJSON) {
 	for _, x := range ws {
 		fmt.Fprintf(w, "  %s\n", shared.Warning{Provider: x.Provider, Path: x.Path, Message: x.Message})
 	}
+}
+
+// displayPath shortens a path for a table: relative to cwd when below it,
+// "~/…" when below home, else as is. JSON output keeps absolute paths.
+func displayPath(cfg *config, p string) string {
+	if rel, ok := below(cfg.cwd, p); ok {
+		return rel
+	}
+	if rel, ok := below(cfg.home, p); ok && cfg.home != "" {
+		return "~/" + rel
+	}
+	return p
+}
+
+func below(dir, p string) (string, bool) {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return rel, true
 }
