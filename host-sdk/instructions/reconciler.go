@@ -344,9 +344,10 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 
 	// Decide; a set of a file whose digests came from the cache needs its
 	// bytes, so read those and decide again (their digests may differ if the
-	// file changed under us, which can change the dedup decision).
+	// file changed under us, which can change the dedup decision). Every pass
+	// reads at least one probe not read before, so this ends.
 	var pl plan
-	for i := 0; ; i++ {
+	for {
 		pl = r.decide(probes, st.loaded)
 		var missing []*probe
 		for _, p := range pl.needBytes {
@@ -354,7 +355,7 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 				missing = append(missing, p)
 			}
 		}
-		if len(missing) == 0 || i == 3 {
+		if len(missing) == 0 {
 			break
 		}
 		w, err := r.readAll(ctx, missing)

@@ -683,3 +683,32 @@ func TestCanceledRoundLeavesState(t *testing.T) {
 	}
 	wantChanges(t, f.baseline(), "set .|AGENTS.md")
 }
+
+// TestCachedSetsAreAlwaysRead chains re-decisions: each file whose bytes are
+// needed turns out (on reading) to have changed without its version
+// changing, which frees the next sibling from being a duplicate. Every set
+// must still carry its bytes, however long the chain.
+func TestCachedSetsAreAlwaysRead(t *testing.T) {
+	names := []string{"A.md", "B.md", "C.md", "D.md", "E.md"}
+	f := newFixture(t, "/w", func(c *Config) { c.Candidates = names; c.LocalCandidates = []string{} })
+	for _, n := range names {
+		f.m.WriteFile("/w/"+n, []byte("x1"))
+	}
+	wantChanges(t, f.baseline(), "set .|A.md")
+	// A changes visibly; B, C and D change silently (same size, inode and
+	// times), so only reading them tells.
+	f.m.WriteFile("/w/A.md", []byte("zz"))
+	for i, n := range []string{"B.md", "C.md", "D.md"} {
+		fi, err := f.m.Stat(bg, "/w/"+n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.m.WriteFile("/w/"+n, []byte{'b' + byte(i), '1'})
+		_ = f.m.SetTimes("/w/"+n, fi.ModTime, fi.Ctime)
+	}
+	rd := f.post()
+	wantChanges(t, rd, "replace .|A.md; set .|B.md; set .|C.md; set .|D.md; set .|E.md")
+	if !strings.Contains(rd.Message.Text, "/w/E.md now apply to work in /w:\nx1\n") {
+		t.Fatalf("E.md rendered without its bytes:\n%s", rd.Message.Text)
+	}
+}
