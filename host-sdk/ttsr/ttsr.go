@@ -455,7 +455,12 @@ func (t *trigger) find(text []byte, atStart bool) []int {
 	if t.ctxRe == nil {
 		re, err := regexp.Compile(`(?s:.)(` + t.source + `)`)
 		if err != nil {
-			return nil // cannot happen: source compiled on its own
+			// The only way a valid source breaks the wrapper is by ending
+			// inside \Q… (which quotes to the end), swallowing our ")".
+			re, err = regexp.Compile(`(?s:.)(` + t.source + `\E)`)
+		}
+		if err != nil {
+			return nil
 		}
 		t.ctxRe = re
 	}

@@ -253,6 +253,10 @@ func TestWindowCutIsNotAnAnchor(t *testing.T) {
 		{`\Babc`, strings.Repeat("x", 40) + "abc", true},
 		{`(?m)^abc`, strings.Repeat("x", 40) + "\nabc", true},
 		{`(?m)^abc`, strings.Repeat("x", 40) + "abc", false},
+		// A pattern ending inside \Q… (no \E): the look-again regexp must
+		// still compile. The last "foo" ends when the scan starts at the
+		// false \b before the first "foo", which hides it without the look-again.
+		{`\b\Qfoo`, "xfoo" + strings.Repeat(" ", 12) + "foo", true},
 	} {
 		for _, opt := range [][]Option{{WithWindow(w)}, {WithWindow(w), WithoutPrefilter()}} {
 			m := New([]shared.Rule{mkRule("r", tc.pat)}, opt...)
