@@ -39,19 +39,25 @@ func (c *providerClient) Discover(ctx context.Context, req DiscoverRequest, fsys
 
 	id := c.broker.NextId()
 	served := make(chan *grpc.Server, 1)
-	go c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-		s := grpc.NewServer(opts...)
-		pb.RegisterHostFSServer(s, &hostFSServer{fs: fsys})
-		served <- s
-		return s
-	})
+	acceptDone := make(chan struct{})
+	go func() {
+		defer close(acceptDone)
+		c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
+			s := grpc.NewServer(opts...)
+			pb.RegisterHostFSServer(s, &hostFSServer{fs: fsys})
+			served <- s
+			return s
+		})
+	}()
 	defer func() {
-		// Stop the HostFS server if the plugin ever connected to it; if it
-		// did not, AcceptAndServe gives up on its own after its timeout.
+		// AcceptAndServe creates the HostFS server as soon as its listener is
+		// open, whether or not the plugin ever connects, and serves until the
+		// whole client closes. Stop it here, waiting for it to exist if this
+		// call ended first (e.g. a cancelled context), unless Accept failed.
 		select {
 		case s := <-served:
 			s.Stop()
-		default:
+		case <-acceptDone:
 		}
 	}()
 
