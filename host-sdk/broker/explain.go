@@ -64,12 +64,19 @@ type stderrTail struct {
 
 const tailLines = 5
 
+// maxPart caps how much of an unfinished line is kept: enough for the
+// clipped line a warning quotes, never the whole of an endless one.
+const maxPart = 4096
+
 func (t *stderrTail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	text := t.part + string(p)
 	parts := strings.Split(text, "\n")
 	t.part = parts[len(parts)-1]
+	if len(t.part) > maxPart {
+		t.part = t.part[:maxPart]
+	}
 	for _, l := range parts[:len(parts)-1] {
 		l = strings.TrimSpace(l)
 		if l == "" || strings.HasPrefix(l, `{"@`) {

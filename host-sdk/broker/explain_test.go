@@ -30,3 +30,25 @@ func TestStderrTailQuotesThePanicNotTheLogs(t *testing.T) {
 		t.Fatalf("last = %q", got)
 	}
 }
+
+// A provider that floods stderr without a newline must not make the host
+// hold (and re-copy on every write) the whole flood: go-plugin hands it over
+// in 64 KiB pieces, and Kill waits until all of it has been written here.
+func TestStderrTailBoundsAnEndlessLine(t *testing.T) {
+	var tail stderrTail
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	tail.Write([]byte("panic-free start "))
+	for range 64 {
+		tail.Write(chunk)
+	}
+	if n := len(tail.part); n > maxPart {
+		t.Fatalf("kept %d bytes of an unfinished line, want at most %d", n, maxPart)
+	}
+	if got := tail.last(); !strings.HasPrefix(got, "panic-free start xxx") || !strings.HasSuffix(got, "…") {
+		t.Fatalf("last = %q", got)
+	}
+	tail.Write([]byte("\nfatal error: out of memory\n"))
+	if got := tail.last(); got != "fatal error: out of memory" {
+		t.Fatalf("last = %q", got)
+	}
+}
