@@ -61,16 +61,13 @@ type Book struct {
 // New classifies rules, which are in merge order.
 func New(rules []shared.Rule) *Book {
 	b := &Book{byName: map[string]shared.Rule{}}
-	seen := map[string]string{}
+	seen := map[string]bool{}
+	var dups []shared.Rule
 	for _, r := range rules {
-		if first, dup := seen[r.Name]; dup {
-			// The broker removes shadowed rules, so this means a caller
-			// bypassed it; say which copy rule:// will serve.
-			b.warnings = append(b.warnings, warn(r, fmt.Sprintf(
-				"rule %q is defined again; rule:// serves the one from %s", r.Name, first)))
-		} else {
-			seen[r.Name] = r.Path
+		if seen[r.Name] {
+			dups = append(dups, r)
 		}
+		seen[r.Name] = true
 		b.entries = append(b.entries, Entry{Rule: r, Class: b.classify(r)})
 	}
 	for _, r := range b.rulebook {
@@ -80,6 +77,16 @@ func New(rules []shared.Rule) *Book {
 		b.index(r)
 	}
 	slices.Sort(b.available)
+	// The broker removes shadowed rules, so a duplicate means a caller
+	// bypassed it; say which copy rule:// serves (rulebook before
+	// always-apply, which need not be the first copy).
+	for _, r := range dups {
+		served := "none of them"
+		if s, ok := b.byName[r.Name]; ok {
+			served = "the one from " + s.Path
+		}
+		b.warnings = append(b.warnings, warn(r, fmt.Sprintf("rule %q is defined again; rule:// serves %s", r.Name, served)))
+	}
 	return b
 }
 

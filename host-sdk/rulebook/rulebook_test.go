@@ -142,6 +142,22 @@ func TestDuplicateNames(t *testing.T) {
 	if got := b.Available(); !slices.Equal(got, []string{"dup"}) {
 		t.Fatalf("Available = %v", got)
 	}
+
+	// rule:// looks in the rulebook before the always-apply rules, so here
+	// it serves the second copy, and the warning must say so.
+	first := r("dup", always)
+	b = New([]shared.Rule{first, c})
+	if res, err := b.Resolve("rule://dup"); err != nil || res.Path != c.Path {
+		t.Fatalf("Resolve = %+v, %v", res, err)
+	}
+	if ws := b.Warnings(); len(ws) != 1 || !strings.Contains(ws[0].String(), "rule:// serves the one from "+c.Path) {
+		t.Fatalf("warnings = %v", ws)
+	}
+	// A TTSR copy first and a class-less one second: neither is served.
+	b = New([]shared.Rule{r("dup", cond(`x`)), r("dup", nil)})
+	if ws := b.Warnings(); len(ws) != 1 || !strings.Contains(ws[0].String(), "rule:// serves none of them") {
+		t.Fatalf("warnings = %v", ws)
+	}
 }
 
 // promptCases are the golden-file inputs; each is written to
