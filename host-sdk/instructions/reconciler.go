@@ -107,9 +107,10 @@ type Round struct {
 // Reconciler keeps a session's instruction files current. Rounds are
 // serialized; all methods are safe for concurrent use.
 type Reconciler struct {
-	cfg Config
-	mu  sync.Mutex
-	st  state
+	cfg   Config
+	cands []string // cfg.Candidates then cfg.LocalCandidates: dedup order
+	mu    sync.Mutex
+	st    state
 }
 
 type state struct {
@@ -131,13 +132,18 @@ type cached struct {
 	RecordedAt    int64 // unix nanoseconds, when the digests were computed
 }
 
+func newState() state {
+	return state{dirs: map[string]bool{}, loaded: map[string]Scope{}, cache: map[string]cached{}}
+}
+
+// clone copies s so a round can work on it and commit it whole, or not at
+// all. loaded is shared, not copied: a round never writes to it, it replaces
+// it with the loaded set its plan computed.
 func (s state) clone() state {
-	n := state{started: s.started, root: s.root, dirs: map[string]bool{}, loaded: map[string]Scope{}, cache: map[string]cached{}}
+	n := state{started: s.started, root: s.root, dirs: make(map[string]bool, len(s.dirs)), loaded: s.loaded,
+		cache: make(map[string]cached, len(s.cache))}
 	for k, v := range s.dirs {
 		n.dirs[k] = v
-	}
-	for k, v := range s.loaded {
-		n.loaded[k] = v
 	}
 	for k, v := range s.cache {
 		n.cache[k] = v
@@ -152,7 +158,7 @@ func New(cfg Config) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reconciler{cfg: c, st: state{}.clone()}, nil
+	return &Reconciler{cfg: c, cands: c.candidates(), st: newState()}, nil
 }
 
 // Root returns the workspace root, or "" before the first round.
@@ -212,12 +218,12 @@ func (r *Reconciler) less(d1, c1, d2, c2 string) bool {
 }
 
 func (r *Reconciler) candIndex(c string) int {
-	for i, n := range r.cfg.candidates() {
+	for i, n := range r.cands {
 		if n == c {
 			return i
 		}
 	}
-	return len(r.cfg.Candidates) + len(r.cfg.LocalCandidates)
+	return len(r.cands)
 }
 
 func digest(b []byte) string {
@@ -312,19 +318,22 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 	sort.Slice(dirs, func(i, j int) bool { return r.less(dirs[i], "", dirs[j], "") })
 
 	// Probe: resolve then stat every scope; collect what must be read.
-	var probes []*probe
+	all := make([]probe, 0, len(dirs)*len(r.cands)+1)
+	probes := make([]*probe, 0, cap(all))
 	var toRead []*probe
+	userGlobal := []string{UserGlobalFile}
 	for _, d := range dirs {
-		cands := r.cfg.candidates()
+		cands := r.cands
 		if d == UserGlobalDir {
 			if r.cfg.DSHHome == "" {
 				continue // no user-global scope; a restored one is removed below
 			}
-			cands = []string{UserGlobalFile}
+			cands = userGlobal
 		}
 		base := dirPath(st.root, r.cfg.DSHHome, d)
 		for _, c := range cands {
-			p := &probe{Scope: Scope{Key: ScopeKey(d, c), Dir: d, Candidate: c, Path: filepath.Join(base, c)}}
+			all = append(all, probe{Scope: Scope{Key: ScopeKey(d, c), Dir: d, Candidate: c, Path: filepath.Join(base, c)}})
+			p := &all[len(all)-1]
 			w, err := r.stat(ctx, p, st.cache[p.Key])
 			if err != nil {
 				return Round{}, err

@@ -84,7 +84,7 @@ func (r *Reconciler) Restore(data []byte) error {
 	if s.Root != "" && !filepath.IsAbs(s.Root) {
 		return fmt.Errorf("instructions: restore: root %q is not absolute", s.Root)
 	}
-	st := state{}.clone()
+	st := newState()
 	st.root, st.started = s.Root, s.Started
 	for _, d := range s.Dirs {
 		if !validLabel(d) {
