@@ -21,9 +21,9 @@ type PostExecute struct {
 	Paths []string `json:"paths"`
 }
 
-// Hook handles tools/post-execute. Its value is what the host should inject
-// (for the instruction reconciler, an instructions.Round with its changes and
-// message); nil means nothing to inject.
+// Hook handles tools/post-execute. Its value is the hook's answer for the host
+// to act on: the instruction reconciler returns an instructions.Round, whose
+// Message is nil when there is nothing to inject.
 type Hook func(ctx context.Context, ev PostExecute) (any, error)
 
 // Lifecycle is what a component registers with. The returned function
