@@ -540,8 +540,12 @@ func (m *Manager) trim(st *stream) {
 	if keep <= 0 || keep < len(st.buf)-keep {
 		return
 	}
-	n := copy(st.buf, st.buf[keep:])
-	st.buf = st.buf[:n]
+	if tail := st.buf[keep:]; cap(st.buf) > 4*len(tail)+64 {
+		// A huge delta grew the buffer: let that memory go.
+		st.buf = append(make([]byte, 0, 2*len(tail)), tail...)
+	} else {
+		st.buf = st.buf[:copy(st.buf, tail)]
+	}
 	st.base += int64(keep)
 	st.scanned -= keep
 }

@@ -307,6 +307,18 @@ func TestMemoryIsBounded(t *testing.T) {
 	}
 }
 
+// One huge delta must not pin its buffer for the rest of the turn.
+func TestMemoryIsBoundedAfterAHugeDelta(t *testing.T) {
+	m := New([]shared.Rule{mkRule("r", `never-matches-xyz`)}, WithWindow(128))
+	m.Feed("text", strings.Repeat("0123456789abcdef", 1<<16)) // 1 MiB
+	for range 100 {
+		m.Feed("text", "0123456789abcdef")
+	}
+	if n := cap(m.streams["text"].buf); n > 4*128+256 {
+		t.Fatalf("buffer capacity %d after one 1 MiB delta", n)
+	}
+}
+
 func TestConcurrentUse(t *testing.T) {
 	m := New([]shared.Rule{mkRule("r", `needle`)}, WithRepeat(EveryTurn()))
 	var wg sync.WaitGroup
