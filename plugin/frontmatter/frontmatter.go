@@ -96,15 +96,15 @@ func Parse(data []byte) Document {
 // after the closing fence's line.
 func split(text string) (block, rest string, ok bool) {
 	first, after, found := strings.Cut(text, "\n")
-	if !isFence(first) || !found {
+	if !found || !isFence(first) {
 		return "", "", false
 	}
-	var b strings.Builder
+	end := 0 // the block is after[:end]
 	for line := range strings.Lines(after) {
 		if isFence(strings.TrimSuffix(line, "\n")) {
-			return b.String(), after[b.Len()+len(line):], true
+			return after[:end], after[end+len(line):], true
 		}
-		b.WriteString(line)
+		end += len(line)
 	}
 	return "", "", false
 }
