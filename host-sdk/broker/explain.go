@@ -32,6 +32,9 @@ func callFailure(ctx context.Context, op string, err error, timeout fmt.Stringer
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%s: timed out after %v", op, timeout)
 	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: cancelled by the host: %w", op, ctx.Err())
+	}
 	if st, ok := status.FromError(err); ok {
 		switch st.Code() {
 		case codes.Unavailable, codes.Canceled:

@@ -1,9 +1,14 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestStartFailureIsOneClearLine(t *testing.T) {
@@ -50,5 +55,21 @@ func TestStderrTailBoundsAnEndlessLine(t *testing.T) {
 	tail.Write([]byte("\nfatal error: out of memory\n"))
 	if got := tail.last(); got != "fatal error: out of memory" {
 		t.Fatalf("last = %q", got)
+	}
+}
+
+// When the host cancels the load, a provider's failed call is the host's
+// doing, not a crash.
+func TestCallFailureOnHostCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got := callFailure(ctx, "discover", status.Error(codes.Canceled, "context canceled"), time.Second).Error()
+	if strings.Contains(got, "crashed") || !strings.Contains(got, "cancelled by the host") {
+		t.Fatalf("got %q", got)
+	}
+	live := context.Background()
+	got = callFailure(live, "discover", status.Error(codes.Unavailable, "EOF"), time.Second).Error()
+	if !strings.Contains(got, "crashed or exited mid-call") {
+		t.Fatalf("got %q", got)
 	}
 }
