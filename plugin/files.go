@@ -38,10 +38,15 @@ func ListDir(fsys fs.FS, dir string, exts ...string) ([]string, []Warning) {
 	dir = path.Clean("/" + dir)
 	entries, err := fs.ReadDir(fsys, FSPath(dir))
 	if err != nil {
-		if IsAbsent(err) {
-			return nil, nil
+		if !IsAbsent(err) {
+			return nil, []Warning{{Path: dir, Message: "cannot read directory: " + cause(err)}}
 		}
-		return nil, []Warning{{Path: dir, Message: "cannot read directory: " + cause(err)}}
+		// "Not a directory" is also the answer when dir itself is a file:
+		// that is a mistake to report, not a missing directory.
+		if info, serr := fs.Stat(fsys, FSPath(dir)); serr == nil && !info.IsDir() {
+			return nil, []Warning{{Path: dir, Message: "not a directory; no rules read from it"}}
+		}
+		return nil, nil
 	}
 	var paths []string
 	var warnings []Warning

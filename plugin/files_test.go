@@ -2,10 +2,13 @@ package plugin
 
 import (
 	"io/fs"
+	"path"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 // failFS is fsys with reads of the named files failing with err, the way a
@@ -20,6 +23,19 @@ func (f failFS) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	return f.FS.Open(name)
+}
+
+// hostLikeFS answers ReadDir the way the host does: listing a file, or a
+// path under one, fails with "not a directory" (shared.ErrNotDir).
+type hostLikeFS struct{ fstest.MapFS }
+
+func (h hostLikeFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	for p := name; p != "."; p = path.Dir(p) {
+		if info, err := fs.Stat(h.MapFS, p); err == nil && !info.IsDir() {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: shared.ErrNotDir}
+		}
+	}
+	return h.MapFS.ReadDir(name)
 }
 
 // batchFS counts ReadFiles calls, standing in for the host's filesystem.
@@ -94,6 +110,20 @@ func TestLoadDir(t *testing.T) {
 		files, warnings := LoadDir(fsys, "/notadir", ".md")
 		if files != nil || len(warnings) != 1 || warnings[0].Path != "/notadir" {
 			t.Errorf("got %v, %v; want one warning", files, warnings)
+		}
+	})
+	t.Run("a file where the directory should be, as the host reports it", func(t *testing.T) {
+		files, warnings := LoadDir(hostLikeFS{fsys}, "/notadir", ".md")
+		if files != nil || len(warnings) != 1 || warnings[0].Path != "/notadir" || warnings[0].Message != "not a directory; no rules read from it" {
+			t.Errorf("got %v, %v; want one warning", files, warnings)
+		}
+		// A file further up only means the directory does not exist.
+		files, warnings = LoadDir(hostLikeFS{fsys}, "/notadir/rules", ".md")
+		if files != nil || warnings != nil {
+			t.Errorf("got %v, %v; want nothing", files, warnings)
+		}
+		if files, _ := LoadDir(hostLikeFS{fsys}, "/r", ".md"); len(files) != 2 {
+			t.Errorf("a directory lists as usual: %v", names(files))
 		}
 	})
 	t.Run("unreadable file", func(t *testing.T) {
