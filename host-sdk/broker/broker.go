@@ -120,8 +120,19 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	wg.Wait()
 
 	sets := make([]providerRules, 0, len(outcomes))
+	firstOrigin := map[string]string{} // provider name → origin of the first provider with it
 	for i, o := range outcomes {
 		p := o.provider
+		if p.Err == nil {
+			if first, dup := firstOrigin[p.Name]; dup {
+				// Both run and merge; the earlier registration wins every tie,
+				// which is rarely what someone installing a second copy wants.
+				res.Warnings = append(res.Warnings, shared.Warning{Provider: p.Origin, Message: fmt.Sprintf(
+					"provider name %q is also used by %s; both ran, and a --priority override applies to both", p.Name, first)})
+			} else {
+				firstOrigin[p.Name] = p.Origin
+			}
+		}
 		if override, ok := opts.Priority[p.Name]; ok && p.Err == nil {
 			p.Priority = override
 		}

@@ -1,0 +1,191 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/rulebroker/rulebroker/host-sdk/workfs"
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// The test binary doubles as a provider: re-executed with testProviderEnv
+// set, it serves testProvider instead of running tests. Each provider is a
+// real process speaking real gRPC, as in production.
+const testProviderEnv = "BROKER_TEST_PROVIDER"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(testProviderEnv); spec != "" {
+		name, rest, _ := strings.Cut(spec, ":")
+		prio, mode, _ := strings.Cut(rest, ":")
+		p, _ := strconv.Atoi(prio)
+		goplugin.Serve(&goplugin.ServeConfig{
+			HandshakeConfig:  shared.Handshake(),
+			VersionedPlugins: shared.VersionedPlugins(testProvider{name: name, priority: p, mode: mode}),
+			GRPCServer:       goplugin.DefaultGRPCServer,
+		})
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type testProvider struct {
+	name     string
+	priority int
+	mode     string // "" or "hang"
+}
+
+func (p testProvider) Describe(context.Context) (shared.ProviderInfo, error) {
+	return shared.ProviderInfo{Name: p.name, Version: "9.9.9", Priority: p.priority}, nil
+}
+
+// Discover reads <cwd>/rule.md through the host and offers it under a name
+// every test provider shares, plus one rule of its own.
+func (p testProvider) Discover(ctx context.Context, req shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
+	if p.mode == "hang" {
+		select {} // ignores cancellation, like a provider stuck in a system call
+	}
+	data, err := fsys.ReadFile(ctx, req.Cwd+"/rule.md", 1<<10)
+	if err != nil {
+		return sink.Warning(shared.Warning{Path: req.Cwd + "/rule.md", Message: err.Error()})
+	}
+	if err := sink.Rule(shared.Rule{Name: "shared-name", Path: "/" + p.name, Content: string(data)}); err != nil {
+		return err
+	}
+	return sink.Rule(shared.Rule{Name: p.name + "-only", Path: "/" + p.name})
+}
+
+func testBuiltin(name string, priority int, mode string) Builtin {
+	return Builtin{Name: name, Command: func() (*exec.Cmd, error) {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), testProviderEnv+"="+name+":"+strconv.Itoa(priority)+":"+mode)
+		return cmd, nil
+	}}
+}
+
+func testFS() *workfs.Mem {
+	m := workfs.NewMem()
+	m.WriteFile("/w/rule.md", []byte("from the host"))
+	return m
+}
+
+func names(rules []Rule) []string {
+	var out []string
+	for _, r := range rules {
+		s := r.Provider + ":" + r.Name
+		if r.Shadowed {
+			s += "!"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestLoadRealProcessesMergeAndRecordReads(t *testing.T) {
+	res, err := Load(context.Background(), Options{
+		Builtins: []Builtin{testBuiltin("low", 50, ""), testBuiltin("high", 60, "")},
+		FS:       testFS(),
+	}, shared.DiscoverRequest{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"high:shared-name", "high:high-only", "low:shared-name!", "low:low-only"}
+	if got := names(res.Rules); !slices.Equal(got, want) {
+		t.Fatalf("merge = %v, want %v", got, want)
+	}
+	if res.Rules[0].Content != "from the host" {
+		t.Errorf("content read through HostFS = %q", res.Rules[0].Content)
+	}
+	for _, p := range res.Providers {
+		if p.Err != nil || p.PID == 0 || p.Version != "9.9.9" || p.Origin != "builtin" || p.Rules != 2 {
+			t.Errorf("provider %+v", p)
+		}
+		if !slices.Equal(p.Reads, []string{"/w/rule.md"}) {
+			t.Errorf("%s read %v, want exactly /w/rule.md", p.Name, p.Reads)
+		}
+		if processAlive(p.PID) {
+			t.Errorf("provider %s (pid %d) outlived Load", p.Name, p.PID)
+		}
+	}
+	if len(res.Warnings) != 0 {
+		t.Errorf("warnings = %v", res.Warnings)
+	}
+}
+
+func TestLoadPriorityOverride(t *testing.T) {
+	res, err := Load(context.Background(), Options{
+		Builtins: []Builtin{testBuiltin("low", 50, ""), testBuiltin("high", 60, "")},
+		FS:       testFS(),
+		Priority: map[string]int{"low": 70},
+	}, shared.DiscoverRequest{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res.Rules); got[0] != "low:shared-name" {
+		t.Fatalf("override did not reorder: %v", got)
+	}
+	if p := res.Providers[0]; p.Priority != 70 || p.DefaultPriority != 50 {
+		t.Errorf("low = %+v", p)
+	}
+}
+
+func TestLoadHungProviderCostsOnlyItself(t *testing.T) {
+	res, err := Load(context.Background(), Options{
+		Builtins: []Builtin{testBuiltin("stuck", 100, "hang"), testBuiltin("fine", 50, "")},
+		FS:       testFS(),
+		Timeout:  time.Second,
+	}, shared.DiscoverRequest{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res.Rules); !slices.Equal(got, []string{"fine:shared-name", "fine:fine-only"}) {
+		t.Fatalf("rules = %v", got)
+	}
+	stuck := res.Providers[0]
+	if stuck.Err == nil || !strings.Contains(stuck.Err.Error(), "timed out after 1s") {
+		t.Fatalf("stuck provider error = %v", stuck.Err)
+	}
+	if processAlive(stuck.PID) {
+		t.Errorf("the hung provider (pid %d) outlived Load", stuck.PID)
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0].Provider != "built-in provider stuck" ||
+		!strings.Contains(res.Warnings[0].Message, "discover: timed out") {
+		t.Errorf("warnings = %v", res.Warnings)
+	}
+}
+
+func TestLoadWarnsAboutADuplicateProviderName(t *testing.T) {
+	res, err := Load(context.Background(), Options{
+		Builtins: []Builtin{testBuiltin("twin", 50, ""), testBuiltin("twin", 50, "")},
+		FS:       testFS(),
+	}, shared.DiscoverRequest{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, `provider name "twin" is also used by builtin`) {
+		t.Fatalf("warnings = %v", res.Warnings)
+	}
+}
+
+func TestLoadNeedsAFilesystem(t *testing.T) {
+	if _, err := Load(context.Background(), Options{}, shared.DiscoverRequest{}); err == nil {
+		t.Fatal("Load without FS must fail")
+	}
+}
+
+func processAlive(pid int) bool {
+	if pid == 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
