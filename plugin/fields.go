@@ -142,6 +142,8 @@ func SplitGlobs(s string) []string {
 func show(v any) string {
 	var s string
 	switch v := v.(type) {
+	case nil:
+		s = "(empty)"
 	case string:
 		s = fmt.Sprintf("%q", v)
 	case map[string]any, map[any]any:

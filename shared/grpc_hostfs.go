@@ -11,8 +11,8 @@ import (
 )
 
 // MaxReadBytes is the largest read cap HostFS honours: one file must fit in one
-// gRPC message (4 MiB by default) with room to spare. A larger or non-positive
-// cap is lowered to it.
+// gRPC message (4 MiB by default) with room to spare. A larger cap, or none
+// (zero or negative), becomes this one.
 const MaxReadBytes = 3 << 20
 
 func clampRead(max int64) int64 {

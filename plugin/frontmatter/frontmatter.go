@@ -8,7 +8,9 @@
 package frontmatter
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -84,10 +86,13 @@ func Parse(data []byte) Document {
 		doc.Meta = parseLines(block)
 		doc.Warnings = append(doc.Warnings,
 			fmt.Sprintf("invalid YAML frontmatter: %s; read with the line fallback", yamlMessage(err)))
-	case warning != "":
-		doc.Warnings = append(doc.Warnings, warning)
 	default:
-		doc.Meta = meta
+		if warning != "" {
+			doc.Warnings = append(doc.Warnings, warning)
+		}
+		if meta != nil { // nil when the block is not a mapping
+			doc.Meta = meta
+		}
 	}
 	return doc
 }
@@ -132,7 +137,41 @@ func parseYAML(block string) (meta map[string]any, warning string, err error) {
 	if err := safeDecode(top, &raw); err != nil {
 		return nil, "", err
 	}
-	return stringKeys(raw), "", nil
+	if moreDocuments(block) {
+		// YAML reads only the first document; say so rather than drop the
+		// rest of the block silently.
+		warning = `frontmatter holds more than one YAML document (a line starting with "---" or "..."); only the first is read`
+	}
+	return stringKeys(raw), warning, nil
+}
+
+// moreDocuments reports whether block holds a second YAML document after the
+// first, which yaml.Unmarshal would ignore.
+func moreDocuments(block string) (more bool) {
+	marker := false
+	for _, line := range strings.Split(block, "\n") {
+		if strings.HasPrefix(line, "---") || strings.HasPrefix(line, "...") {
+			marker = true
+			break
+		}
+	}
+	if !marker {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			more = false
+		}
+	}()
+	dec := yaml.NewDecoder(strings.NewReader(block))
+	var first, second yaml.Node
+	if dec.Decode(&first) != nil {
+		return false
+	}
+	// Anything after the first document counts: another document, or text
+	// YAML cannot read at all (which Unmarshal would also have ignored).
+	err := dec.Decode(&second)
+	return err == nil && len(second.Content) > 0 || err != nil && !errors.Is(err, io.EOF)
 }
 
 // kindName describes a YAML node for a warning.
