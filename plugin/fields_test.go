@@ -195,6 +195,12 @@ func TestParseRule(t *testing.T) {
 			warnings: []string{`trigger: "always_on" is Windsurf's activation mode, which is not read; without description, alwaysApply or condition the rule is never offered to the model`},
 		},
 		{
+			name:     "an empty Windsurf trigger reads as empty",
+			data:     "---\ntrigger:\ndescription: d\n---\nbody",
+			want:     Rule{Content: "body", Description: "d"},
+			warnings: []string{`trigger: (empty) is Windsurf's activation mode, which is not read`},
+		},
+		{
 			name:     "frontmatter that is not a mapping",
 			data:     "---\n- a\n---\nbody",
 			want:     Rule{Content: "body"},
