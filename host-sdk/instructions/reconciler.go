@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
+	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/internal/jstext"
 	"github.com/rulebroker/rulebroker/shared"
 )
@@ -611,7 +612,10 @@ func FindRoot(ctx context.Context, fsys shared.HostFS, cwd string, markers []str
 			if ctx.Err() != nil {
 				return "", nil, ctx.Err()
 			}
-			if !isAbsent(err) {
+			// A marker outside the host's allowed roots is not part of any
+			// workspace the host will read; warning about every such ancestor
+			// would only be noise.
+			if !isAbsent(err) && !errors.Is(err, workfs.ErrOutsideRoots) {
 				warns = append(warns, fmt.Sprintf("%s: cannot check root marker: %v", filepath.Join(d, m), err))
 			}
 		}

@@ -1,6 +1,7 @@
 package instructions
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
 	"github.com/rulebroker/rulebroker/host-sdk/reminder"
+	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -710,5 +712,27 @@ func TestCachedSetsAreAlwaysRead(t *testing.T) {
 	wantChanges(t, rd, "replace .|A.md; set .|B.md; set .|C.md; set .|D.md; set .|E.md")
 	if !strings.Contains(rd.Message.Text, "/w/E.md now apply to work in /w:\nx1\n") {
 		t.Fatalf("E.md rendered without its bytes:\n%s", rd.Message.Text)
+	}
+}
+
+func TestFindRootQuietOutsideThePolicy(t *testing.T) {
+	m := workfs.NewMem()
+	m.WriteFile("/w/p/AGENTS.md", []byte("x"))
+	m.FailWith("/w/.git", fs.ErrPermission) // inside the roots: worth a warning
+	pol, err := workfs.NewPolicy(context.Background(), m, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, warns, err := FindRoot(context.Background(), pol, "/w/p", []string{".git"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root != "/w/p" {
+		t.Errorf("root = %q", root)
+	}
+	// /w/.git is refused by the filesystem and reported; / is outside the
+	// policy's roots and is not.
+	if len(warns) != 1 || !strings.Contains(warns[0], "/w/.git") {
+		t.Errorf("warnings = %q", warns)
 	}
 }
