@@ -162,10 +162,11 @@ func ParseRules(files []File, level Level) ([]Rule, []Warning) {
 }
 
 // IsAbsent reports an error that means "nothing there": the path does not
-// exist, or a component on the way is not a directory. Providers treat such
-// paths as simply not configured.
+// exist, a component on the way is not a directory, or the host's policy does
+// not show it (the broker reports refusals to the host itself). Providers
+// treat such paths as simply not configured.
 func IsAbsent(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, shared.ErrNotDir)
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, shared.ErrNotDir) || errors.Is(err, shared.ErrRefused)
 }
 
 // ErrorCause is err's message without the io/fs path prefix, for a warning

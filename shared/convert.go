@@ -129,6 +129,8 @@ func fromUnixNano(n int64) time.Time {
 // errorKind classifies a filesystem error for the wire.
 func errorKind(err error) pb.ErrorKind {
 	switch {
+	case errors.Is(err, ErrRefused): // before ErrPermission, which it also wraps
+		return pb.ErrorKind_ERROR_KIND_REFUSED
 	case errors.Is(err, fs.ErrNotExist):
 		return pb.ErrorKind_ERROR_KIND_NOT_EXIST
 	case errors.Is(err, fs.ErrPermission):
@@ -157,16 +159,18 @@ type wireError struct {
 
 func (e *wireError) Error() string { return e.msg }
 
-func (e *wireError) Unwrap() error {
+func (e *wireError) Unwrap() []error {
 	switch e.kind {
 	case pb.ErrorKind_ERROR_KIND_NOT_EXIST:
-		return fs.ErrNotExist
+		return []error{fs.ErrNotExist}
 	case pb.ErrorKind_ERROR_KIND_PERMISSION:
-		return fs.ErrPermission
+		return []error{fs.ErrPermission}
 	case pb.ErrorKind_ERROR_KIND_NOT_DIR:
-		return ErrNotDir
+		return []error{ErrNotDir}
 	case pb.ErrorKind_ERROR_KIND_TOO_LARGE:
-		return ErrTooLarge
+		return []error{ErrTooLarge}
+	case pb.ErrorKind_ERROR_KIND_REFUSED:
+		return []error{ErrRefused, fs.ErrPermission}
 	}
 	return nil
 }
@@ -182,7 +186,7 @@ func kindCode(k pb.ErrorKind) codes.Code {
 	switch k {
 	case pb.ErrorKind_ERROR_KIND_NOT_EXIST:
 		return codes.NotFound
-	case pb.ErrorKind_ERROR_KIND_PERMISSION:
+	case pb.ErrorKind_ERROR_KIND_PERMISSION, pb.ErrorKind_ERROR_KIND_REFUSED:
 		return codes.PermissionDenied
 	case pb.ErrorKind_ERROR_KIND_NOT_DIR:
 		return codes.FailedPrecondition

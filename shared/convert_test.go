@@ -12,7 +12,7 @@ import (
 )
 
 func TestFSErrorsKeepTheirKindAcrossTheWire(t *testing.T) {
-	for _, cause := range []error{fs.ErrNotExist, fs.ErrPermission, ErrNotDir, ErrTooLarge} {
+	for _, cause := range []error{fs.ErrNotExist, fs.ErrPermission, ErrNotDir, ErrTooLarge, ErrRefused} {
 		sent := fmt.Errorf("open /w/AGENTS.md: %w", cause)
 		got := fsErrorFromStatus("read", "/w/AGENTS.md", statusFromFSError(sent))
 		if !errors.Is(got, cause) {
@@ -22,8 +22,12 @@ func TestFSErrorsKeepTheirKindAcrossTheWire(t *testing.T) {
 			t.Errorf("message changed on the wire: %q → %q", sent, got)
 		}
 	}
+	refused := fsErrorFromStatus("read", "/p", statusFromFSError(fmt.Errorf("read /p: %w: %w", ErrRefused, fs.ErrPermission)))
+	if !errors.Is(refused, fs.ErrPermission) {
+		t.Error("a policy refusal is still a permission error on the other side")
+	}
 	other := fsErrorFromStatus("read", "/p", statusFromFSError(errors.New("too many levels of symbolic links")))
-	for _, kind := range []error{fs.ErrNotExist, fs.ErrPermission, ErrNotDir, ErrTooLarge} {
+	for _, kind := range []error{fs.ErrNotExist, fs.ErrPermission, ErrNotDir, ErrTooLarge, ErrRefused} {
 		if errors.Is(other, kind) {
 			t.Errorf("an unclassified error must not read as %v", kind)
 		}

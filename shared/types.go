@@ -90,8 +90,8 @@ type Provider interface {
 // see it: the "ctx.fs" of the spec. Paths are absolute. Stat follows symlinks;
 // Resolve returns the fully resolved path (every link followed).
 //
-// Errors wrap fs.ErrNotExist, fs.ErrPermission, ErrNotDir or ErrTooLarge where
-// those apply, so callers classify them with errors.Is.
+// Errors wrap fs.ErrNotExist, fs.ErrPermission, ErrNotDir, ErrTooLarge or
+// ErrRefused where those apply, so callers classify them with errors.Is.
 type HostFS interface {
 	Stat(ctx context.Context, path string) (FileInfo, error)
 	Resolve(ctx context.Context, path string) (string, error)
@@ -137,4 +137,9 @@ var (
 	ErrNotDir = errors.New("not a directory")
 	// ErrTooLarge: the file is larger than the read cap.
 	ErrTooLarge = errors.New("file exceeds the read cap")
+	// ErrRefused: the host's filesystem policy does not let anyone read the
+	// path. It comes wrapped together with fs.ErrPermission. Providers treat
+	// it as "not there" (the host chose not to show it); the broker tells
+	// the host, once per provider, what its policy refused.
+	ErrRefused = errors.New("refused by the host's filesystem policy")
 )

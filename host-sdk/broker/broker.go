@@ -11,6 +11,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,9 +50,10 @@ type Provider struct {
 	DefaultPriority int    // what the provider asked for
 	Origin          string // "builtin" or the binary's path
 	PID             int
-	Rules           int // rules it contributed, shadowed included
-	Reads           []string
-	Err             error // why it contributed nothing, if it failed
+	Rules           int      // rules it contributed, shadowed included
+	Reads           []string // every path it asked the host about
+	Refused         []string // the paths among them the host's policy refused
+	Err             error    // why it contributed nothing, if it failed
 }
 
 // Result is what a Load found.
@@ -149,7 +151,37 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 		res.Providers = append(res.Providers, p)
 	}
 	res.Rules = merge(sets)
+	if w, ok := refusedWarning(res.Providers); ok {
+		res.Warnings = append(res.Warnings, w)
+	}
 	return res, nil
+}
+
+// refusedWarning sums up, in one warning, what the host's filesystem policy
+// kept from the providers: expected when a host confines reads, but a user
+// whose rules live outside the allowed roots needs to learn why they are
+// missing. Provider.Refused has the detail.
+func refusedWarning(providers []Provider) (shared.Warning, bool) {
+	seen := map[string]bool{}
+	var paths []string
+	for _, p := range providers {
+		for _, r := range p.Refused {
+			if !seen[r] {
+				seen[r] = true
+				paths = append(paths, r)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return shared.Warning{}, false
+	}
+	const show = 3
+	list := strings.Join(paths[:min(show, len(paths))], ", ")
+	if len(paths) > show {
+		list += fmt.Sprintf(", and %d more", len(paths)-show)
+	}
+	return shared.Warning{Message: fmt.Sprintf(
+		"the host's filesystem policy kept %d path(s) from the providers, so no rules were loaded from them: %s", len(paths), list)}, true
 }
 
 // launch is one provider to start.
@@ -230,7 +262,7 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 	fsys := newRecordingFS(opts.FS)
 	sink := &collect{provider: info.Name}
 	err = prov.Discover(ctx, req, fsys, sink)
-	out.provider.Reads = fsys.read()
+	out.provider.Reads, out.provider.Refused = fsys.read()
 	out.warnings = sink.warnings
 	if err != nil {
 		return fail(callFailure(ctx, "discover", err, opts.Timeout))

@@ -54,6 +54,11 @@ func (p testProvider) Discover(ctx context.Context, req shared.DiscoverRequest, 
 	if p.mode == "hang" {
 		select {} // ignores cancellation, like a provider stuck in a system call
 	}
+	if req.Home != "" {
+		if _, err := fsys.Stat(ctx, req.Home+"/rules"); err == nil {
+			return sink.Rule(shared.Rule{Name: "home-rule", Path: req.Home + "/rules"})
+		}
+	}
 	data, err := fsys.ReadFile(ctx, req.Cwd+"/rule.md", 1<<10)
 	if err != nil {
 		return sink.Warning(shared.Warning{Path: req.Cwd + "/rule.md", Message: err.Error()})
@@ -173,6 +178,33 @@ func TestLoadWarnsAboutADuplicateProviderName(t *testing.T) {
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, `provider name "twin" is also used by builtin`) {
 		t.Fatalf("warnings = %v", res.Warnings)
+	}
+}
+
+func TestLoadSumsUpWhatThePolicyRefused(t *testing.T) {
+	m := testFS()
+	m.Mkdir("/h/rules")
+	pol, err := workfs.NewPolicy(context.Background(), m, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Load(context.Background(), Options{
+		Builtins: []Builtin{testBuiltin("one", 50, ""), testBuiltin("two", 40, "")},
+		FS:       pol,
+	}, shared.DiscoverRequest{Cwd: "/w", Home: "/h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The home rule is out of bounds; the workspace still loads.
+	if got := names(res.Rules); !slices.Equal(got, []string{"one:shared-name", "one:one-only", "two:shared-name!", "two:two-only"}) {
+		t.Fatalf("rules = %v", got)
+	}
+	if !slices.Equal(res.Providers[0].Refused, []string{"/h/rules"}) {
+		t.Errorf("refused = %v", res.Providers[0].Refused)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "kept 1 path(s) from the providers") ||
+		!strings.Contains(res.Warnings[0].Message, "/h/rules") {
+		t.Errorf("want one summary warning, got %v", res.Warnings)
 	}
 }
 

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 
@@ -9,57 +10,76 @@ import (
 )
 
 // recordingFS remembers every path a provider asked the host about, so the
-// host can later tell whether the provider's inputs changed.
+// host can later tell whether the provider's inputs changed, and which of
+// them the host's filesystem policy refused, so the host hears about that
+// once instead of through a warning per file.
 type recordingFS struct {
 	shared.HostFS
-	mu    sync.Mutex
-	paths map[string]bool
+	mu      sync.Mutex
+	paths   map[string]bool
+	refused map[string]bool
 }
 
 func newRecordingFS(inner shared.HostFS) *recordingFS {
-	return &recordingFS{HostFS: inner, paths: map[string]bool{}}
+	return &recordingFS{HostFS: inner, paths: map[string]bool{}, refused: map[string]bool{}}
 }
 
-func (r *recordingFS) note(paths ...string) {
+func (r *recordingFS) note(err error, paths ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, p := range paths {
 		r.paths[p] = true
+		if errors.Is(err, shared.ErrRefused) {
+			r.refused[p] = true
+		}
 	}
 }
 
-func (r *recordingFS) read() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.paths))
-	for p := range r.paths {
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for p := range m {
 		out = append(out, p)
 	}
 	sort.Strings(out)
 	return out
 }
 
+// read returns every path asked about and the refused ones, sorted.
+func (r *recordingFS) read() (paths, refused []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return sortedKeys(r.paths), sortedKeys(r.refused)
+}
+
 func (r *recordingFS) Stat(ctx context.Context, path string) (shared.FileInfo, error) {
-	r.note(path)
-	return r.HostFS.Stat(ctx, path)
+	fi, err := r.HostFS.Stat(ctx, path)
+	r.note(err, path)
+	return fi, err
 }
 
 func (r *recordingFS) Resolve(ctx context.Context, path string) (string, error) {
-	r.note(path)
-	return r.HostFS.Resolve(ctx, path)
+	p, err := r.HostFS.Resolve(ctx, path)
+	r.note(err, path)
+	return p, err
 }
 
 func (r *recordingFS) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
-	r.note(path)
-	return r.HostFS.ReadDir(ctx, path)
+	entries, err := r.HostFS.ReadDir(ctx, path)
+	r.note(err, path)
+	return entries, err
 }
 
 func (r *recordingFS) ReadFile(ctx context.Context, path string, max int64) ([]byte, error) {
-	r.note(path)
-	return r.HostFS.ReadFile(ctx, path, max)
+	data, err := r.HostFS.ReadFile(ctx, path, max)
+	r.note(err, path)
+	return data, err
 }
 
 func (r *recordingFS) ReadFiles(ctx context.Context, paths []string, max int64) ([]shared.FileContent, error) {
-	r.note(paths...)
-	return r.HostFS.ReadFiles(ctx, paths, max)
+	files, err := r.HostFS.ReadFiles(ctx, paths, max)
+	r.note(err, paths...)
+	for _, f := range files {
+		r.note(f.Err, f.Path)
+	}
+	return files, err
 }

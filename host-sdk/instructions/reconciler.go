@@ -50,7 +50,6 @@ import (
 	"time"
 
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
-	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/internal/jstext"
 	"github.com/rulebroker/rulebroker/shared"
 )
@@ -615,7 +614,7 @@ func FindRoot(ctx context.Context, fsys shared.HostFS, cwd string, markers []str
 			// A marker outside the host's allowed roots is not part of any
 			// workspace the host will read; warning about every such ancestor
 			// would only be noise.
-			if !isAbsent(err) && !errors.Is(err, workfs.ErrOutsideRoots) {
+			if !isAbsent(err) && !errors.Is(err, shared.ErrRefused) {
 				warns = append(warns, fmt.Sprintf("%s: cannot check root marker: %v", filepath.Join(d, m), err))
 			}
 		}

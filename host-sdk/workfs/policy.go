@@ -11,8 +11,8 @@ import (
 	"github.com/rulebroker/rulebroker/shared"
 )
 
-// ErrOutsideRoots is wrapped (together with fs.ErrPermission) by every
-// refusal of a Policy.
+// ErrOutsideRoots is wrapped by every refusal of a Policy, together with
+// shared.ErrRefused and fs.ErrPermission.
 var ErrOutsideRoots = errors.New("outside the allowed roots")
 
 // Policy confines a shared.HostFS to allowed roots: a path is allowed when it
@@ -77,7 +77,15 @@ func (p *Policy) allowed(path string) bool {
 }
 
 func refuse(op, path string) error {
-	return fmt.Errorf("%s %s: %w: %w", op, path, ErrOutsideRoots, fs.ErrPermission)
+	return &refusal{op: op, path: path}
+}
+
+// refusal is a Policy's "no": a permission error that says why.
+type refusal struct{ op, path string }
+
+func (r *refusal) Error() string { return r.op + " " + r.path + ": " + ErrOutsideRoots.Error() }
+func (r *refusal) Unwrap() []error {
+	return []error{ErrOutsideRoots, shared.ErrRefused, fs.ErrPermission}
 }
 
 // check allows path lexically, then resolves it and allows the result. It

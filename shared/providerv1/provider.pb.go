@@ -142,6 +142,8 @@ const (
 	ErrorKind_ERROR_KIND_NOT_DIR     ErrorKind = 3
 	ErrorKind_ERROR_KIND_TOO_LARGE   ErrorKind = 4
 	ErrorKind_ERROR_KIND_OTHER       ErrorKind = 5
+	// Refused by the host's filesystem policy; also a permission error.
+	ErrorKind_ERROR_KIND_REFUSED ErrorKind = 6
 )
 
 // Enum value maps for ErrorKind.
@@ -153,6 +155,7 @@ var (
 		3: "ERROR_KIND_NOT_DIR",
 		4: "ERROR_KIND_TOO_LARGE",
 		5: "ERROR_KIND_OTHER",
+		6: "ERROR_KIND_REFUSED",
 	}
 	ErrorKind_value = map[string]int32{
 		"ERROR_KIND_UNSPECIFIED": 0,
@@ -161,6 +164,7 @@ var (
 		"ERROR_KIND_NOT_DIR":     3,
 		"ERROR_KIND_TOO_LARGE":   4,
 		"ERROR_KIND_OTHER":       5,
+		"ERROR_KIND_REFUSED":     6,
 	}
 )
 
@@ -1266,14 +1270,15 @@ const file_provider_proto_rawDesc = "" +
 	"\x11FILE_TYPE_REGULAR\x10\x01\x12\x11\n" +
 	"\rFILE_TYPE_DIR\x10\x02\x12\x15\n" +
 	"\x11FILE_TYPE_SYMLINK\x10\x03\x12\x13\n" +
-	"\x0fFILE_TYPE_OTHER\x10\x04*\xa4\x01\n" +
+	"\x0fFILE_TYPE_OTHER\x10\x04*\xbc\x01\n" +
 	"\tErrorKind\x12\x1a\n" +
 	"\x16ERROR_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_KIND_NOT_EXIST\x10\x01\x12\x19\n" +
 	"\x15ERROR_KIND_PERMISSION\x10\x02\x12\x16\n" +
 	"\x12ERROR_KIND_NOT_DIR\x10\x03\x12\x18\n" +
 	"\x14ERROR_KIND_TOO_LARGE\x10\x04\x12\x14\n" +
-	"\x10ERROR_KIND_OTHER\x10\x052\xca\x01\n" +
+	"\x10ERROR_KIND_OTHER\x10\x05\x12\x16\n" +
+	"\x12ERROR_KIND_REFUSED\x10\x062\xca\x01\n" +
 	"\bProvider\x12]\n" +
 	"\bDescribe\x12'.rulebroker.provider.v1.DescribeRequest\x1a(.rulebroker.provider.v1.DescribeResponse\x12_\n" +
 	"\bDiscover\x12'.rulebroker.provider.v1.DiscoverRequest\x1a(.rulebroker.provider.v1.DiscoverResponse0\x012\xca\x03\n" +
