@@ -13,7 +13,9 @@
 // Choices made where the specs are silent:
 //
 //   - A file over the per-file cap is unavailable (a loaded scope keeps its
-//     last content) and each round warns, naming the file and the cap.
+//     last content), with a warning naming the file and the cap.
+//   - An unavailable scope's warning is reported in the round where it first
+//     appears or changes, not again every round while it stays the same.
 //   - "</system-reminder" inside content or a path, in any letter case, is
 //     written "<\/system-reminder"; backslashes already there gain one more,
 //     so reminder.Unescape reverses reminder.Escape exactly. Paths holding
@@ -119,6 +121,9 @@ type state struct {
 	dirs    map[string]bool   // every directory label probed so far
 	loaded  map[string]Scope  // by key
 	cache   map[string]cached // by key: version cache of present files
+	// warned holds, by key, the warning last reported for an unavailable
+	// scope, so a host hears about it once, not after every tool call.
+	warned map[string]string
 }
 
 // cached is one version cache row.
@@ -141,7 +146,7 @@ func newState() state {
 // it with the loaded set its plan computed.
 func (s state) clone() state {
 	n := state{started: s.started, root: s.root, dirs: make(map[string]bool, len(s.dirs)), loaded: s.loaded,
-		cache: make(map[string]cached, len(s.cache))}
+		cache: make(map[string]cached, len(s.cache)), warned: s.warned}
 	for k, v := range s.dirs {
 		n.dirs[k] = v
 	}
@@ -260,6 +265,8 @@ type probe struct {
 	fi    shared.FileInfo
 	data  []byte // nil unless read this round
 	read  bool
+	// warning says why the scope is unavailable, naming the file.
+	warning string
 }
 
 // isAbsent classifies an error as a confirmed absence: missing (a dangling
@@ -334,22 +341,18 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 		for _, c := range cands {
 			all = append(all, probe{Scope: Scope{Key: ScopeKey(d, c), Dir: d, Candidate: c, Path: filepath.Join(base, c)}})
 			p := &all[len(all)-1]
-			w, err := r.stat(ctx, p, st.cache[p.Key])
-			if err != nil {
+			if err := r.stat(ctx, p, st.cache[p.Key]); err != nil {
 				return Round{}, err
 			}
-			warns = append(warns, w...)
 			if p.out == present && !p.read && p.Digest == "" {
 				toRead = append(toRead, p)
 			}
 			probes = append(probes, p)
 		}
 	}
-	w, err := r.readAll(ctx, toRead)
-	if err != nil {
+	if err := r.readAll(ctx, toRead); err != nil {
 		return Round{}, err
 	}
-	warns = append(warns, w...)
 
 	// Decide; a set of a file whose digests came from the cache needs its
 	// bytes, so read those and decide again (their digests may differ if the
@@ -367,12 +370,23 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 		if len(missing) == 0 {
 			break
 		}
-		w, err := r.readAll(ctx, missing)
-		if err != nil {
+		if err := r.readAll(ctx, missing); err != nil {
 			return Round{}, err
 		}
-		warns = append(warns, w...)
 	}
+
+	// Report each unavailable scope's warning when it is new or different.
+	warned := map[string]string{}
+	for _, p := range probes {
+		if p.out != unavailable || p.warning == "" {
+			continue
+		}
+		if st.warned[p.Key] != p.warning {
+			warns = append(warns, p.warning)
+		}
+		warned[p.Key] = p.warning
+	}
+	st.warned = warned
 
 	// Commit the version cache: present files get fresh rows (recorded now
 	// when read this round), absent ones lose theirs, unavailable ones keep
@@ -408,17 +422,18 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 
 // stat runs resolve then stat for one scope and fills in its outcome, reusing
 // cached digests when the version is unchanged and not racy.
-func (r *Reconciler) stat(ctx context.Context, p *probe, c cached) ([]string, error) {
-	fail := func(op string, err error) ([]string, error) {
+func (r *Reconciler) stat(ctx context.Context, p *probe, c cached) error {
+	fail := func(op string, err error) error {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		if isAbsent(err) {
 			p.out = absent
-			return nil, nil
+			return nil
 		}
 		p.out = unavailable
-		return []string{fmt.Sprintf("%s: unavailable (%s failed: %v)", p.Path, op, err)}, nil
+		p.warning = fmt.Sprintf("%s: unavailable (%s failed: %v)", p.Path, op, err)
+		return nil
 	}
 	res, err := r.cfg.FS.Resolve(ctx, p.Path)
 	if err != nil {
@@ -430,12 +445,13 @@ func (r *Reconciler) stat(ctx context.Context, p *probe, c cached) ([]string, er
 	}
 	if !fi.IsRegular() {
 		p.out = absent // a directory, fifo or other non-file target
-		return nil, nil
+		return nil
 	}
 	p.ResolvedPath, p.fi = res, fi
 	if fi.Size > r.cfg.MaxFileBytes {
 		p.out = unavailable
-		return []string{fmt.Sprintf("%s: unavailable: %d bytes exceeds the %d-byte per-file cap", p.Path, fi.Size, r.cfg.MaxFileBytes)}, nil
+		p.warning = fmt.Sprintf("%s: unavailable: %d bytes exceeds the %d-byte per-file cap", p.Path, fi.Size, r.cfg.MaxFileBytes)
+		return nil
 	}
 	p.out = present
 	if c.Digest != "" && c.Resolved == res && c.Dev == fi.Dev && c.Ino == fi.Ino && c.Size == fi.Size &&
@@ -443,13 +459,13 @@ func (r *Reconciler) stat(ctx context.Context, p *probe, c cached) ([]string, er
 		c.Mtime < c.RecordedAt-int64(racyWindow) {
 		p.Digest, p.TrimmedDigest = c.Digest, c.TrimmedDigest
 	}
-	return nil, nil
+	return nil
 }
 
 // readAll reads probes in one batch and classifies failures as stat does.
-func (r *Reconciler) readAll(ctx context.Context, ps []*probe) ([]string, error) {
+func (r *Reconciler) readAll(ctx context.Context, ps []*probe) error {
 	if len(ps) == 0 {
-		return nil, nil
+		return nil
 	}
 	paths := make([]string, len(ps))
 	for i, p := range ps {
@@ -458,7 +474,7 @@ func (r *Reconciler) readAll(ctx context.Context, ps []*probe) ([]string, error)
 	res, err := r.cfg.FS.ReadFiles(ctx, paths, r.cfg.MaxFileBytes)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		// The whole batch failed: every file in it is unavailable.
 		res = make([]shared.FileContent, len(ps))
@@ -467,9 +483,8 @@ func (r *Reconciler) readAll(ctx context.Context, ps []*probe) ([]string, error)
 		}
 	}
 	if len(res) != len(ps) {
-		return nil, fmt.Errorf("instructions: ReadFiles returned %d results for %d paths", len(res), len(ps))
+		return fmt.Errorf("instructions: ReadFiles returned %d results for %d paths", len(res), len(ps))
 	}
-	var warns []string
 	for i, p := range ps {
 		p.read = true
 		if e := res[i].Err; e != nil {
@@ -480,16 +495,16 @@ func (r *Reconciler) readAll(ctx context.Context, ps []*probe) ([]string, error)
 			}
 			p.out = unavailable
 			if errors.Is(e, shared.ErrTooLarge) {
-				warns = append(warns, fmt.Sprintf("%s: unavailable: larger than the %d-byte per-file cap", p.Path, r.cfg.MaxFileBytes))
+				p.warning = fmt.Sprintf("%s: unavailable: larger than the %d-byte per-file cap", p.Path, r.cfg.MaxFileBytes)
 			} else {
-				warns = append(warns, fmt.Sprintf("%s: unavailable (read failed: %v)", p.Path, e))
+				p.warning = fmt.Sprintf("%s: unavailable (read failed: %v)", p.Path, e)
 			}
 			continue
 		}
 		p.data = res[i].Data
 		p.Digest, p.TrimmedDigest = digest(p.data), digest(dedupForm(p.data))
 	}
-	return warns, nil
+	return nil
 }
 
 // plan is the outcome of dedup for one round.

@@ -736,3 +736,25 @@ func TestFindRootQuietOutsideThePolicy(t *testing.T) {
 		t.Errorf("warnings = %q", warns)
 	}
 }
+
+func TestUnavailableWarnsOnceUntilItChanges(t *testing.T) {
+	f := newFixture(t, "/w")
+	f.m.WriteFile("/w/AGENTS.md", []byte("a"))
+	f.m.FailWith("/w/AGENTS.md", fs.ErrPermission)
+	if rd := f.baseline(); len(rd.Warnings) != 1 {
+		t.Fatalf("first round: warnings %v", rd.Warnings)
+	}
+	if rd := f.post(); len(rd.Warnings) != 0 {
+		t.Fatalf("the same problem again is not news: %v", rd.Warnings)
+	}
+	f.m.FailWith("/w/AGENTS.md", errors.New("input/output error"))
+	if rd := f.post(); len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0], "input/output") {
+		t.Fatalf("a different problem is news: %v", rd.Warnings)
+	}
+	f.m.FailWith("/w/AGENTS.md", nil)
+	wantChanges(t, f.post(), "set .|AGENTS.md")
+	f.m.FailWith("/w/AGENTS.md", errors.New("input/output error"))
+	if rd := f.post(); len(rd.Warnings) != 1 {
+		t.Fatalf("failing again after recovering is news: %v", rd.Warnings)
+	}
+}
