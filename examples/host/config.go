@@ -18,6 +18,7 @@ type config struct {
 	cwd, home   string
 	pluginDirs  []string
 	json        bool
+	noBuiltins  bool
 	timeout     time.Duration
 	priority    map[string]int
 	allowRoots  []string
@@ -72,6 +73,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 	fset.StringVar(&cfg.home, "home", os.Getenv("HOME"), "home directory")
 	fset.Var(&pluginDirs, "plugin-dir", "plugin directory (repeatable)")
 	fset.BoolVar(&cfg.json, "json", false, "print one JSON document")
+	fset.BoolVar(&cfg.noBuiltins, "no-builtins", false, "start only the providers found in plugin directories")
 	fset.DurationVar(&cfg.timeout, "timeout", broker.DefaultTimeout, "per-provider deadline")
 	fset.Var(priorityFlag(cfg.priority), "priority", "NAME=N priority override (repeatable)")
 	fset.Var(&allowRoots, "allow-root", "confine reads to this root (repeatable)")

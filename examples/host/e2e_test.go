@@ -39,6 +39,11 @@ func buildAndRun(m *testing.M) int {
 		"rulebroker-provider-crash":      "./testdata/providers/crash",
 		"rulebroker-provider-hang":       "./testdata/providers/hang",
 		"rulebroker-provider-wrongproto": "./testdata/providers/wrongversion",
+		// The built-ins as separately built binaries, as a user would install them.
+		"standalone/rulebroker-provider-native":   "../../providers/native/cmd/rulebroker-provider-native",
+		"standalone/rulebroker-provider-cursor":   "../../providers/cursor/cmd/rulebroker-provider-cursor",
+		"standalone/rulebroker-provider-windsurf": "../../providers/windsurf/cmd/rulebroker-provider-windsurf",
+		"standalone/rulebroker-provider-cline":    "../../providers/cline/cmd/rulebroker-provider-cline",
 	}
 	for out, pkg := range builds {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, out), pkg)

@@ -29,8 +29,12 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 	if err != nil {
 		return broker.Result{}, err
 	}
+	var linked []broker.Builtin
+	if !cfg.noBuiltins {
+		linked = builtins()
+	}
 	res, err := broker.Load(ctx, broker.Options{
-		Builtins:   builtins(),
+		Builtins:   linked,
 		PluginDirs: broker.PluginDirs(cfg.pluginDirs, os.Getenv(broker.PluginPathEnv), cfg.home),
 		FS:         fsys,
 		Timeout:    cfg.timeout,

@@ -117,6 +117,7 @@ flags (all commands):
   --plugin-dir DIR       a directory of rulebroker-provider-* binaries (repeatable);
                          then $RULEBROKER_PLUGIN_PATH, then ~/.rulebroker/plugins
   --json                 one JSON document instead of tables
+  --no-builtins          start only the providers found in plugin directories
   --timeout DURATION     per-provider deadline (default 5s)
   --priority NAME=N      override a provider's priority (repeatable)
   --allow-root DIR       confine every file read to these roots (repeatable)
