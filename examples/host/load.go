@@ -40,6 +40,10 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 		Timeout:    cfg.timeout,
 		Priority:   cfg.priority,
 	}, shared.DiscoverRequest{Cwd: cfg.cwd, Home: cfg.home, WorkspaceRoot: root})
+	if ctx.Err() != nil {
+		// Interrupted: the providers are already stopped; print nothing half-done.
+		return broker.Result{}, errInterrupted
+	}
 	for _, w := range rootWarnings {
 		res.Warnings = append(res.Warnings, shared.Warning{Message: w})
 	}

@@ -69,6 +69,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	err = cmd(ctx, cfg, rest, stdin, stdout)
+	if err != nil && ctx.Err() != nil {
+		err = errInterrupted
+	}
 	var ee *exitError
 	switch {
 	case err == nil:
@@ -83,6 +86,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 }
+
+// errInterrupted ends a command cut short by SIGINT or SIGTERM, with the shell's
+// usual status for an interrupt.
+var errInterrupted = &exitError{code: 130, msg: "interrupted"}
 
 type command func(ctx context.Context, cfg *config, args []string, stdin io.Reader, stdout io.Writer) error
 
