@@ -82,21 +82,45 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 		return err
 	}
 
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		out := handleEvent(ctx, sc.Bytes(), &bus, triggers, cfg.cwd)
-		if err := enc.Encode(out); err != nil {
-			return err
+	lines, readErr := readLines(stdin)
+	for {
+		select {
+		case <-ctx.Done():
+			// A read from stdin cannot be cancelled; stop waiting for it.
+			return errInterrupted
+		case line, ok := <-lines:
+			if !ok {
+				if err := <-readErr; err != nil {
+					return fmt.Errorf("reading events: %w", err)
+				}
+				return nil
+			}
+			if len(line) == 0 {
+				continue
+			}
+			if err := enc.Encode(handleEvent(ctx, line, &bus, triggers, cfg.cwd)); err != nil {
+				return err
+			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading events: %w", err)
-	}
-	return nil
+}
+
+// readLines delivers r's lines (up to 16 MiB each) on a channel, so the
+// session can also watch for an interrupt; the error channel carries the
+// reader's final error once lines is closed.
+func readLines(r io.Reader) (<-chan []byte, <-chan error) {
+	lines := make(chan []byte)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		errc <- sc.Err()
+	}()
+	return lines, errc
 }
 
 func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, triggers *ttsr.Manager, cwd string) sessionOut {

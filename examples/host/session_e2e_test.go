@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -16,19 +17,21 @@ import (
 // session drives `host session` as an agent host would: one event in, one
 // JSON line out, with the workspace changing between events.
 type session struct {
-	t   *testing.T
-	in  io.WriteCloser
-	out *bufio.Reader
-	cmd *exec.Cmd
+	t      *testing.T
+	in     io.WriteCloser
+	out    *bufio.Reader
+	cmd    *exec.Cmd
+	stderr strings.Builder // written by the process's stderr copier; read after Wait
 }
 
 func startSession(t *testing.T, ws, home, dsh string) *session {
 	t.Helper()
+	s := &session{t: t}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "host"), "session", "--cwd", ws, "--home", home)
 	cmd.Env = append(os.Environ(), "DSH_HOME="+dsh, "RULEBROKER_PLUGIN_PATH=")
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = &s.stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +43,8 @@ func startSession(t *testing.T, ws, home, dsh string) *session {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return &session{t: t, in: in, out: bufio.NewReader(out), cmd: cmd}
+	s.in, s.out, s.cmd = in, bufio.NewReader(out), cmd
+	return s
 }
 
 // reply is the part of an output line these tests look at.
@@ -220,5 +224,26 @@ func TestSessionEndToEnd(t *testing.T) {
 	s.in.Close()
 	if err := s.cmd.Wait(); err != nil {
 		t.Fatalf("session exit: %v", err)
+	}
+}
+
+func TestSessionInterrupted(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "ws", "AGENTS.md"), "Be brief.\n")
+	s := startSession(t, filepath.Join(root, "ws"), root, filepath.Join(root, "dsh"))
+	if r := s.read(); r.Event != "baseline" {
+		t.Fatalf("first line is %q", r.Event)
+	}
+	// Waiting for the next event, with stdin still open: Ctrl-C must end it.
+	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := s.cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit = %v, want status 130", err)
+	}
+	if got := s.stderr.String(); got != "host: interrupted\n" {
+		t.Fatalf("stderr = %q", got)
 	}
 }
