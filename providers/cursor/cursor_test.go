@@ -140,14 +140,7 @@ func TestDiscoverNormalization(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := pt.Discover(t, New(), fstest.MapFS{"work/p/.cursor/rules/r.mdc": {Data: []byte(tt.data)}})
-			tt.want.Name, tt.want.Path, tt.want.Level = "r", file, plugin.LevelProject
-			if len(res.Rules) != 1 || !reflect.DeepEqual(res.Rules[0], tt.want) {
-				t.Errorf("rules = %+v\nwant    %+v", res.Rules, tt.want)
-			}
-			if got := pt.Warnings(res.Warnings); len(got)+len(tt.warnings) > 0 && !reflect.DeepEqual(got, tt.warnings) {
-				t.Errorf("warnings = %q\nwant       %q", got, tt.warnings)
-			}
+			pt.OneRule(t, New(), "work/p/.cursor/rules/r.mdc", tt.data, tt.want, tt.warnings)
 		})
 	}
 }

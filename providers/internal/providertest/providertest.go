@@ -5,7 +5,9 @@ package providertest
 import (
 	"context"
 	"io/fs"
+	"reflect"
 	"testing"
+	"testing/fstest"
 
 	"github.com/rulebroker/rulebroker/plugin"
 )
@@ -67,4 +69,20 @@ func Warnings(warnings []plugin.Warning) []string {
 		out = append(out, w.String())
 	}
 	return out
+}
+
+// OneRule runs p on a tree holding only the project rule file at name (an
+// FS path, e.g. "work/p/.cursor/rules/r.mdc") with data, and checks the one
+// rule it yields — named "r", at that path, project level, otherwise want —
+// and the warnings, rendered as by Warnings.
+func OneRule(t *testing.T, p plugin.Provider, name, data string, want plugin.Rule, warnings []string) {
+	t.Helper()
+	res := Discover(t, p, fstest.MapFS{name: {Data: []byte(data)}})
+	want.Name, want.Path, want.Level = "r", "/"+name, plugin.LevelProject
+	if len(res.Rules) != 1 || !reflect.DeepEqual(res.Rules[0], want) {
+		t.Errorf("rules = %+v\nwant    %+v", res.Rules, want)
+	}
+	if got := Warnings(res.Warnings); len(got)+len(warnings) > 0 && !reflect.DeepEqual(got, warnings) {
+		t.Errorf("warnings = %q\nwant       %q", got, warnings)
+	}
 }
