@@ -284,7 +284,6 @@ func (c *collect) Rule(r shared.Rule) error {
 		c.warnings = append(c.warnings, shared.Warning{Provider: c.provider, Path: r.Path, Message: "rule has no name; ignored"})
 		return nil
 	}
-	r.Provider = c.provider
 	c.rules = append(c.rules, r)
 	return nil
 }
