@@ -39,7 +39,7 @@ func ListDir(fsys fs.FS, dir string, exts ...string) ([]string, []Warning) {
 	entries, err := fs.ReadDir(fsys, FSPath(dir))
 	if err != nil {
 		if !IsAbsent(err) {
-			return nil, []Warning{{Path: dir, Message: "cannot read directory: " + cause(err)}}
+			return nil, []Warning{{Path: dir, Message: "cannot read directory: " + ErrorCause(err)}}
 		}
 		// "Not a directory" is also the answer when dir itself is a file:
 		// that is a mistake to report, not a missing directory.
@@ -82,7 +82,7 @@ func isRegular(fsys fs.FS, p string, typ fs.FileMode) (bool, *Warning) {
 	case err != nil && IsAbsent(err):
 		return false, &Warning{Path: p, Message: "symlink target does not exist; skipped"}
 	case err != nil:
-		return false, &Warning{Path: p, Message: "cannot follow symlink: " + cause(err)}
+		return false, &Warning{Path: p, Message: "cannot follow symlink: " + ErrorCause(err)}
 	case info.Mode().IsRegular():
 		return true, nil
 	case info.IsDir():
@@ -115,7 +115,7 @@ func LoadFiles(fsys fs.FS, paths []string) ([]File, []Warning) {
 			files = append(files, File{Path: p, Name: strings.TrimSuffix(base, path.Ext(base)), Data: r.Data})
 		case IsAbsent(r.Err):
 		default:
-			warnings = append(warnings, Warning{Path: p, Message: "cannot read file: " + cause(r.Err)})
+			warnings = append(warnings, Warning{Path: p, Message: "cannot read file: " + ErrorCause(r.Err)})
 		}
 	}
 	return files, warnings
@@ -131,9 +131,9 @@ func matchExt(name string, exts []string) string {
 	return ""
 }
 
-// cause is err's message without the io/fs path prefix: warnings carry the
-// absolute path separately, and the FS-relative one would only confuse.
-func cause(err error) string {
+// ErrorCause is err's message without the io/fs path prefix: warnings carry
+// the absolute path separately, and the FS-relative one would only confuse.
+func ErrorCause(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
@@ -168,10 +168,6 @@ func ParseRules(files []File, level Level) ([]Rule, []Warning) {
 func IsAbsent(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, shared.ErrNotDir) || errors.Is(err, shared.ErrRefused)
 }
-
-// ErrorCause is err's message without the io/fs path prefix, for a warning
-// that carries the absolute path separately.
-func ErrorCause(err error) string { return cause(err) }
 
 // WarnIfPresent returns a warning naming path when it exists: for files a
 // provider deliberately does not read (legacy formats such as .cursorrules),
