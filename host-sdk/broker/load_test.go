@@ -15,6 +15,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
+	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -77,8 +78,8 @@ func testBuiltin(name string, priority int, mode string) Builtin {
 	}}
 }
 
-func testFS() *workfs.Mem {
-	m := workfs.NewMem()
+func testFS() *workfstest.Mem {
+	m := workfstest.NewMem()
 	m.WriteFile("/w/rule.md", []byte("from the host"))
 	return m
 }

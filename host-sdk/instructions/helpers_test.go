@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rulebroker/rulebroker/host-sdk/workfs"
+	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
 )
 
 var bg = context.Background()
@@ -13,13 +13,13 @@ var bg = context.Background()
 // fixture is a workspace on a Mem: root /w (with .git), DSH_HOME /h/.dsh.
 type fixture struct {
 	t *testing.T
-	m *workfs.Mem
+	m *workfstest.Mem
 	r *Reconciler
 }
 
 func newFixture(t *testing.T, cwd string, mod ...func(*Config)) *fixture {
 	t.Helper()
-	m := workfs.NewMem()
+	m := workfstest.NewMem()
 	m.Mkdir("/w/.git")
 	m.Mkdir(cwd)
 	cfg := Config{FS: m, Cwd: cwd, DSHHome: "/h/.dsh"}

@@ -6,8 +6,10 @@
 //   - Policy wraps any HostFS and confines every call to a set of allowed
 //     roots, checking both the path asked for and the path it resolves to,
 //     so a repository-owned symlink cannot point reads outside the roots.
-//   - Mem is an in-memory tree for tests, with symlinks, fifos, injected
-//     errors, controllable timestamps and inode numbers, and call counters.
+//   - FindRoot finds the workspace root the providers and the instruction
+//     reconciler must agree on.
+//
+// The in-memory tree for tests is in workfstest.
 //
 // Every error wraps fs.ErrNotExist, fs.ErrPermission, shared.ErrNotDir or
 // shared.ErrTooLarge where those apply and names the path concerned. A

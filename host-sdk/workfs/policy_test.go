@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
 )
 
 func TestPolicyMem(t *testing.T) {
 	ctx := context.Background()
-	m := NewMem()
+	m := workfstest.NewMem()
 	m.WriteFile("/ws/AGENTS.md", []byte("in"))
 	m.WriteFile("/secret/key", []byte("out"))
 	m.Symlink("/secret/key", "/ws/CLAUDE.md")

@@ -1,4 +1,9 @@
-package workfs
+// Package workfstest is an in-memory shared.HostFS for tests (the way
+// testing/fstest serves io/fs): symlinks, fifos, injected errors, controllable
+// timestamps and inode numbers, and call counters, so code that reads a
+// workspace through a HostFS is tested without touching the disk. It lives
+// apart from workfs so production binaries never link a test double.
+package workfstest
 
 import (
 	"context"
