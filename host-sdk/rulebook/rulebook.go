@@ -1,5 +1,5 @@
-// Package rulebook classifies a host's merged rules (spec/002 §5), renders
-// the rules section of the system prompt (§7) and resolves rule:// URLs (§8).
+// Package rulebook classifies a host's merged rules, renders the rules
+// section of the system prompt and resolves rule:// URLs.
 //
 // The input is the broker's merged, non-shadowed rules in merge order. Each
 // rule gets exactly one Class:
@@ -20,8 +20,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
-	"github.com/rulebroker/rulebroker/shared"
 )
 
 // Class is a rule's class.
@@ -38,7 +39,7 @@ const (
 type Entry struct {
 	// Rule is the rule as given; for a TTSR rule, Rule.Condition still holds
 	// every pattern, bad ones included (see Book.TTSR for the usable ones).
-	Rule  shared.Rule
+	Rule  ruleset.Rule
 	Class Class
 }
 
@@ -46,29 +47,36 @@ type Entry struct {
 // concurrent use.
 type Book struct {
 	entries  []Entry
-	always   []shared.Rule
-	rulebook []shared.Rule
-	ttsr     []shared.Rule // Condition narrowed to the patterns that compile
-	none     []shared.Rule
-	warnings []shared.Warning
-	notes    []shared.Warning
+	always   []ruleset.Rule
+	rulebook []ruleset.Rule
+	ttsr     []ruleset.Rule // Condition narrowed to the patterns that compile
+	none     []ruleset.Rule
+	// triggers holds every condition compiled, once: NewTTSR builds its
+	// managers from it.
+	triggers *ttsr.Set
+	warnings []diag.Warning
+	notes    []diag.Warning
 	// byName resolves rule:// over rulebook then always-apply rules, the
 	// order the spec's handler lists them; the first rule with a name wins.
-	byName    map[string]shared.Rule
+	byName    map[string]ruleset.Rule
 	available []string
 }
 
-// New classifies rules, which are in merge order.
-func New(rules []shared.Rule) *Book {
-	b := &Book{byName: map[string]shared.Rule{}}
+// New classifies rules, which are the broker's rules that won their names,
+// in merge order. Warnings name the provider each rule came from.
+func New(rules []ruleset.Rule) *Book {
+	b := &Book{byName: map[string]ruleset.Rule{}}
+	// The compile warnings are not used as such: classify reports each
+	// rule's skipped patterns next to what became of the rule.
+	b.triggers, _ = ttsr.Compile(rules)
 	seen := map[string]bool{}
-	var dups []shared.Rule
-	for _, r := range rules {
+	var dups []ruleset.Rule
+	for i, r := range rules {
 		if seen[r.Name] {
 			dups = append(dups, r)
 		}
 		seen[r.Name] = true
-		b.entries = append(b.entries, Entry{Rule: r, Class: b.classify(r)})
+		b.entries = append(b.entries, Entry{Rule: r, Class: b.classify(r, b.triggers.Rule(i))})
 	}
 	for _, r := range b.rulebook {
 		b.index(r)
@@ -90,7 +98,7 @@ func New(rules []shared.Rule) *Book {
 	return b
 }
 
-func (b *Book) index(r shared.Rule) {
+func (b *Book) index(r ruleset.Rule) {
 	if _, dup := b.byName[r.Name]; dup || r.Name == "" {
 		return
 	}
@@ -98,21 +106,13 @@ func (b *Book) index(r shared.Rule) {
 	b.available = append(b.available, r.Name)
 }
 
-// classify files r under its class and returns it.
-func (b *Book) classify(r shared.Rule) Class {
+// classify files r under its class and returns it; compiled is what
+// ttsr.Compile made of r's conditions.
+func (b *Book) classify(r ruleset.Rule, compiled ttsr.Compiled) Class {
 	if len(r.Condition) > 0 {
-		var good []string
-		for _, p := range r.Condition {
-			if _, err := ttsr.CompilePattern(p); err != nil {
-				b.warnings = append(b.warnings, warn(r, fmt.Sprintf("rule %q: condition %q is skipped: %v", r.Name, p, err)))
-				continue
-			}
-			good = append(good, p)
-		}
-		if len(good) > 0 {
-			t := r
-			t.Condition = good
-			b.ttsr = append(b.ttsr, t)
+		b.warnings = append(b.warnings, compiled.Skipped...)
+		if compiled.Usable() {
+			b.ttsr = append(b.ttsr, compiled.Rule)
 			return ClassTTSR
 		}
 		b.warnings = append(b.warnings, warn(r, fmt.Sprintf(
@@ -137,7 +137,7 @@ func (b *Book) classify(r shared.Rule) Class {
 }
 
 // fallbackClass is r's class ignoring its conditions.
-func fallbackClass(r shared.Rule) Class {
+func fallbackClass(r ruleset.Rule) Class {
 	switch {
 	case r.AlwaysApply:
 		return ClassAlways
@@ -148,8 +148,8 @@ func fallbackClass(r shared.Rule) Class {
 	}
 }
 
-func warn(r shared.Rule, msg string) shared.Warning {
-	return shared.Warning{Provider: r.Provider, Path: r.Path, Message: msg}
+func warn(r ruleset.Rule, msg string) diag.Warning {
+	return diag.Warning{Source: r.Provider, Path: r.Path, Message: msg}
 }
 
 // Entries returns every input rule with its class, in input order.
@@ -167,29 +167,31 @@ func (b *Book) Class(name string) (Class, bool) {
 }
 
 // Always returns the always-apply rules in merge order.
-func (b *Book) Always() []shared.Rule { return slices.Clone(b.always) }
+func (b *Book) Always() []ruleset.Rule { return slices.Clone(b.always) }
 
 // Rulebook returns the rulebook rules in merge order.
-func (b *Book) Rulebook() []shared.Rule { return slices.Clone(b.rulebook) }
+func (b *Book) Rulebook() []ruleset.Rule { return slices.Clone(b.rulebook) }
 
 // TTSR returns the TTSR rules in merge order, each with Condition narrowed to
-// the patterns that compile: ready for ttsr.New.
-func (b *Book) TTSR() []shared.Rule { return slices.Clone(b.ttsr) }
+// the patterns that compile.
+func (b *Book) TTSR() []ruleset.Rule { return slices.Clone(b.ttsr) }
 
 // Unclassified returns the rules in no class, in merge order.
-func (b *Book) Unclassified() []shared.Rule { return slices.Clone(b.none) }
+func (b *Book) Unclassified() []ruleset.Rule { return slices.Clone(b.none) }
 
-// NewTTSR builds a TTSR manager from the TTSR rules. Bad patterns were already
-// reported in Warnings, so the manager has none of its own.
-func (b *Book) NewTTSR(opts ...ttsr.Option) *ttsr.Manager { return ttsr.New(b.ttsr, opts...) }
+// NewTTSR builds a TTSR manager over the TTSR rules from the patterns New
+// compiled, without compiling them again; call it once per session. Bad
+// patterns were already reported in Warnings, so the manager has none of its
+// own.
+func (b *Book) NewTTSR(opts ...ttsr.Option) *ttsr.Manager { return b.triggers.NewManager(opts...) }
 
 // Warnings lists problems with the rules: bad condition patterns and
 // duplicate names. Each names the rule and its file.
-func (b *Book) Warnings() []shared.Warning { return slices.Clone(b.warnings) }
+func (b *Book) Warnings() []diag.Warning { return slices.Clone(b.warnings) }
 
 // Notes lists things a host may show the user that are not errors: the rules
 // that are unreachable and why.
-func (b *Book) Notes() []shared.Warning { return slices.Clone(b.notes) }
+func (b *Book) Notes() []diag.Warning { return slices.Clone(b.notes) }
 
 // Available returns the names rule:// resolves, sorted.
 func (b *Book) Available() []string { return slices.Clone(b.available) }

@@ -18,19 +18,30 @@ var ErrMatchesEmpty = errors.New("pattern can match empty text")
 // empty text. The rulebook uses it to decide whether a rule's conditions are
 // usable, so both packages agree on what a bad pattern is.
 func CompilePattern(pattern string) (*regexp.Regexp, error) {
+	re, _, err := compilePattern(pattern)
+	return re, err
+}
+
+// compilePattern is CompilePattern that also returns the parsed syntax tree,
+// so the prefilter can derive its literals without parsing again.
+func compilePattern(pattern string) (*regexp.Regexp, *syntax.Regexp, error) {
 	if pattern == "" {
-		return nil, fmt.Errorf("empty pattern: %w", ErrMatchesEmpty)
+		return nil, nil, fmt.Errorf("empty pattern: %w", ErrMatchesEmpty)
 	}
 	// regexp.Compile parses with syntax.Perl, so parsing the same way gives the
 	// tree the compiled program came from.
 	tree, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if minLen(tree) == 0 {
-		return nil, fmt.Errorf("%q: %w", pattern, ErrMatchesEmpty)
+		return nil, nil, fmt.Errorf("%q: %w", pattern, ErrMatchesEmpty)
 	}
-	return regexp.Compile(pattern)
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, nil, err
+	}
+	return re, tree, nil
 }
 
 // minLen is the fewest runes a match of re can span. It saturates instead of

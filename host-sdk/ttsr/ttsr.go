@@ -52,15 +52,14 @@
 package ttsr
 
 import (
-	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"strconv"
 	"sync"
 	"unicode/utf8"
 
-	"github.com/rulebroker/rulebroker/shared"
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 )
 
 // DefaultWindow is the default look-back, in bytes: the longest match that is
@@ -132,24 +131,22 @@ type Match struct {
 	Turn    int    // the turn it fired in (0 before the first TurnStart)
 }
 
-// rule is a rule with its usable patterns and its firing state.
+// rule is one of the Set's rules with its firing state in this Manager.
 type rule struct {
-	name, path, content string
-	triggers            []*trigger
-	fired               bool
-	firedTurn           int
+	*setRule
+	triggers  []*trigger
+	fired     bool
+	firedTurn int
 }
 
-// trigger is one compiled pattern.
+// trigger is one compiled pattern of a rule.
 type trigger struct {
-	rule   *rule
-	source string
-	re     *regexp.Regexp
+	*pattern
+	rule *rule
 	// ctxRe is `(?s:.)(source)`, compiled on first need: it finds the
 	// leftmost match starting after the scan's first rune, which then serves
 	// as look-behind context for ^, \b and \B.
 	ctxRe *regexp.Regexp
-	lits  []int // ids into Manager.lits; nil means no prefilter
 }
 
 // Manager matches streamed output against TTSR rules. It is safe for
@@ -157,22 +154,17 @@ type trigger struct {
 type Manager struct {
 	mu       sync.Mutex
 	cfg      config
+	set      *Set
 	rules    []*rule
 	triggers []*trigger // every rule's triggers, in rule then pattern order
-	warnings []shared.Warning
+	warnings []diag.Warning
 	turn     int
 	streams  map[string]*stream
-
-	// The prefilter: distinct literals, indexed by their first one or two
-	// bytes, separately for exact and case-folded literals.
-	lits   []lit
-	maxLit int
-	exact  litIndex
-	folded litIndex
-	upper  []byte // scratch: the ASCII-upper-cased new text
+	upper    []byte // scratch: the ASCII-upper-cased new text
 
 	// litTriggers[id] lists the triggers (indexes into triggers) that
-	// literal id lets run; unfiltered lists those that always run.
+	// literal id of the Set lets run; unfiltered lists those that always
+	// run.
 	litTriggers [][]int
 	unfiltered  []int
 	// Scratch for collecting a Feed's candidate triggers without
@@ -223,90 +215,57 @@ func (st *stream) saw(id int, abs int64) {
 	st.lastLit[id] = abs
 }
 
-// New builds a Manager from rules; only their Condition patterns are used
-// (rules without any are ignored). Bad patterns become Warnings.
-func New(rules []shared.Rule, opts ...Option) *Manager {
+// New compiles rules and builds a Manager from them; only their Condition
+// patterns are used (rules without any are ignored). Bad patterns become
+// Warnings. A host that already holds a Set (a rulebook does) calls
+// Set.NewManager instead, so nothing is compiled twice.
+func New(rules []ruleset.Rule, opts ...Option) *Manager {
+	set, warns := Compile(rules)
+	m := set.NewManager(opts...)
+	m.warnings = warns
+	return m
+}
+
+// NewManager builds a Manager over the Set's rules. It compiles nothing: the
+// Set's regexps are shared (a regexp is safe for concurrent use) and only the
+// firing and stream state is the Manager's own. Its Warnings are empty; the
+// Set's were returned by Compile.
+func (s *Set) NewManager(opts ...Option) *Manager {
 	m := &Manager{
 		cfg:     config{window: DefaultWindow, prefilter: true},
+		set:     s,
 		streams: map[string]*stream{},
 	}
 	for _, o := range opts {
 		o(&m.cfg)
 	}
-	litIDs := map[lit]int{}
-	for _, sr := range rules {
-		if len(sr.Condition) == 0 {
-			continue
-		}
-		r := &rule{name: sr.Name, path: sr.Path, content: sr.Content}
-		for _, p := range sr.Condition {
-			re, err := CompilePattern(p)
-			if err != nil {
-				m.warnings = append(m.warnings, shared.Warning{Provider: sr.Provider, Path: sr.Path,
-					Message: fmt.Sprintf("rule %q: condition %q is skipped: %v", sr.Name, p, err)})
+	m.litTriggers = make([][]int, len(s.lits))
+	for i := range s.rules {
+		r := &rule{setRule: &s.rules[i]}
+		for j := range r.patterns {
+			t := &trigger{pattern: &r.patterns[j], rule: r}
+			r.triggers = append(r.triggers, t)
+			id := len(m.triggers)
+			m.triggers = append(m.triggers, t)
+			if !m.cfg.prefilter || t.lits == nil {
+				m.unfiltered = append(m.unfiltered, id)
 				continue
 			}
-			t := &trigger{rule: r, source: p, re: re}
-			if m.cfg.prefilter {
-				t.lits = m.prefilter(p, litIDs)
+			for _, l := range t.lits {
+				m.litTriggers[l] = append(m.litTriggers[l], id)
 			}
-			r.triggers = append(r.triggers, t)
-			m.triggers = append(m.triggers, t)
-		}
-		if len(r.triggers) == 0 {
-			m.warnings = append(m.warnings, shared.Warning{Provider: sr.Provider, Path: sr.Path,
-				Message: fmt.Sprintf("rule %q: no condition pattern compiles, so it never fires", sr.Name)})
-			continue
 		}
 		m.rules = append(m.rules, r)
-	}
-	m.litTriggers = make([][]int, len(m.lits))
-	for i, t := range m.triggers {
-		if t.lits == nil {
-			m.unfiltered = append(m.unfiltered, i)
-		}
-		for _, id := range t.lits {
-			m.litTriggers[id] = append(m.litTriggers[id], i)
-		}
 	}
 	m.mark = make([]uint32, len(m.triggers))
 	return m
 }
 
-// prefilter registers the required literals of pattern p and returns their ids.
-func (m *Manager) prefilter(p string, ids map[lit]int) []int {
-	tree, err := syntax.Parse(p, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	ls, ok := requiredLits(tree.Simplify())
-	if !ok {
-		return nil
-	}
-	out := make([]int, 0, len(ls))
-	for _, l := range ls {
-		id, seen := ids[l]
-		if !seen {
-			id = len(m.lits)
-			ids[l] = id
-			m.lits = append(m.lits, l)
-			m.maxLit = max(m.maxLit, len(l.s))
-			if l.fold {
-				m.folded.add(l.s, id)
-			} else {
-				m.exact.add(l.s, id)
-			}
-		}
-		out = append(out, id)
-	}
-	return out
-}
-
 // Warnings lists the patterns and rules that were skipped.
-func (m *Manager) Warnings() []shared.Warning {
+func (m *Manager) Warnings() []diag.Warning {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]shared.Warning(nil), m.warnings...)
+	return append([]diag.Warning(nil), m.warnings...)
 }
 
 // Rules lists the names of the rules that can fire, in input order.
@@ -355,7 +314,7 @@ func (m *Manager) Feed(streamName, delta string) []Match {
 	}
 	st := m.streams[streamName]
 	if st == nil {
-		st = &stream{lastLit: make([]int64, len(m.lits))}
+		st = &stream{lastLit: make([]int64, len(m.set.lits))}
 		for i := range st.lastLit {
 			st.lastLit[i] = -1
 		}
@@ -496,10 +455,11 @@ func completeEnd(buf []byte, from int) int {
 // trackLits records the latest occurrence of every prefilter literal that
 // ends in buf[prev:end].
 func (m *Manager) trackLits(st *stream, prev, end int) {
-	if len(m.lits) == 0 {
+	set := m.set
+	if len(set.lits) == 0 || !m.cfg.prefilter {
 		return
 	}
-	from := max(prev-(m.maxLit-1), 0)
+	from := max(prev-(set.maxLit-1), 0)
 	raw := st.buf[from:end]
 	m.upper = m.upper[:0]
 	for _, b := range raw {
@@ -508,8 +468,8 @@ func (m *Manager) trackLits(st *stream, prev, end int) {
 	up := m.upper
 	for i := range raw {
 		abs := st.base + int64(from+i)
-		m.exact.scan(m.lits, raw, i, abs, st)
-		m.folded.scan(m.lits, up, i, abs, st)
+		set.exact.scan(set.lits, raw, i, abs, st)
+		set.folded.scan(set.lits, up, i, abs, st)
 	}
 }
 
@@ -536,7 +496,7 @@ func (x *litIndex) scan(lits []lit, text []byte, i int, abs int64, st *stream) {
 // trim drops text that no future scan can reach, once it is at least as long
 // as what is kept, so copying costs O(1) per streamed byte.
 func (m *Manager) trim(st *stream) {
-	keep := st.scanned - (m.cfg.window + 2*utf8.UTFMax + max(m.maxLit, 1))
+	keep := st.scanned - (m.cfg.window + 2*utf8.UTFMax + max(m.set.maxLit, 1))
 	if keep <= 0 || keep < len(st.buf)-keep {
 		return
 	}
