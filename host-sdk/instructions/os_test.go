@@ -61,7 +61,7 @@ func TestRealTree(t *testing.T) {
 	}
 	// The loop in pkg/CLAUDE.local.md is unavailable (a warning), the
 	// dangling link and the fifo are absent (silent).
-	if len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0], "CLAUDE.local.md") {
+	if len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0].String(), "CLAUDE.local.md") {
 		t.Fatalf("warnings: %v", rd.Warnings)
 	}
 	if s := r.Loaded()[0]; s.ResolvedPath != j(canon, "house.md") || s.Path != j(home, "AGENTS.md") {
@@ -73,7 +73,7 @@ func TestRealTree(t *testing.T) {
 	rd, err = r.PostExecute(ctx, "write", []string{"deep/x.go"})
 	mustDo(t, err)
 	wantChanges(t, rd, "")
-	if !strings.Contains(strings.Join(rd.Warnings, "\n"), "outside the allowed roots") {
+	if !strings.Contains(fmt.Sprint(rd.Warnings), "outside the allowed roots") {
 		t.Fatalf("warnings: %v", rd.Warnings)
 	}
 

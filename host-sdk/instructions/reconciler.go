@@ -51,7 +51,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
+	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/internal/jstext"
 	"github.com/rulebroker/rulebroker/shared"
 )
@@ -74,8 +76,10 @@ const (
 	ActionRemove  Action = "remove"  // a loaded scope is absent, empty or now a duplicate
 )
 
-// Change is one change to one scope. Digest is the new raw digest; a remove
-// has none.
+// Change is one change to one scope, both in a Round and in a message's
+// Metadata. Digest is the new raw digest; a remove has none. Omitted is set
+// only in Metadata: it marks a set or replace whose bytes were cut to stay
+// within the budget (the notice in the text lists it too).
 type Change struct {
 	Action    Action `json:"action"`
 	Key       string `json:"key"`
@@ -83,6 +87,7 @@ type Change struct {
 	Candidate string `json:"candidate"`
 	Path      string `json:"path"`
 	Digest    string `json:"digest,omitempty"`
+	Omitted   bool   `json:"omitted,omitempty"`
 }
 
 // Scope is one loaded scope. Digest is of the file's bytes; TrimmedDigest,
@@ -99,11 +104,25 @@ type Scope struct {
 }
 
 // Round is what one reconciliation round produced. Message is nil when
-// nothing changed. Warnings name the file concerned.
+// nothing changed. Warnings have Source "instructions" and name the file
+// concerned.
 type Round struct {
-	Changes  []Change `json:"changes"`
-	Message  *Message `json:"message,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Changes  []Change       `json:"changes"`
+	Message  *Message       `json:"message,omitempty"`
+	Warnings []diag.Warning `json:"warnings,omitempty"`
+}
+
+// source names the reconciler in its warnings.
+const source = "instructions"
+
+// Outcome is the round as any tools/post-execute subscriber answers: its
+// message, if any, and its warnings.
+func (rd Round) Outcome() lifecycle.Outcome {
+	o := lifecycle.Outcome{Warnings: rd.Warnings}
+	if rd.Message != nil {
+		o.Messages = []lifecycle.Message{{Role: rd.Message.Role, Text: rd.Message.Text}}
+	}
+	return o
 }
 
 // Reconciler keeps a session's instruction files current. Rounds are
@@ -116,29 +135,45 @@ type Reconciler struct {
 }
 
 type state struct {
-	started bool              // a round has run (or a started state was restored)
-	root    string            // workspace root, found by the first round
-	dirs    map[string]bool   // every directory label probed so far
-	loaded  map[string]Scope  // by key
-	cache   map[string]cached // by key: version cache of present files
+	started bool                  // a round has run (or a started state was restored)
+	root    string                // workspace root, found by the first round
+	dirs    map[string]bool       // every directory label probed so far
+	loaded  map[string]Scope      // by key
+	cache   map[string]cacheEntry // by key: version cache of present files
 	// warned holds, by key, the warning last reported for an unavailable
 	// scope, so a host hears about it once, not after every tool call.
-	warned map[string]string
+	warned map[string]diag.Warning
 }
 
-// cached is one version cache row.
-type cached struct {
-	Resolved      string
-	Dev, Ino      uint64
-	Size          int64
-	Mtime, Ctime  int64 // unix nanoseconds
-	Digest        string
-	TrimmedDigest string
-	RecordedAt    int64 // unix nanoseconds, when the digests were computed
+// cacheEntry is one row of the version cache: the version of the file a
+// scope resolved to when its digests were computed. It is also the row a
+// snapshot stores, so the JSON names are part of the snapshot format.
+type cacheEntry struct {
+	Key           string `json:"key"`
+	ResolvedPath  string `json:"resolvedPath"`
+	Dev           uint64 `json:"dev"`
+	Ino           uint64 `json:"ino"`
+	Size          int64  `json:"size"`
+	MtimeNs       int64  `json:"mtimeNs"`
+	CtimeNs       int64  `json:"ctimeNs"`
+	Digest        string `json:"digest"`
+	TrimmedDigest string `json:"trimmedDigest"`
+	// RecordedAtNs is when the digests were computed, for the racy-timestamp
+	// guard.
+	RecordedAtNs int64 `json:"recordedAtNs"`
+}
+
+// matches reports whether the file at resolved, with version fi, is the one
+// c describes and was already settled when c was recorded, so c's digests
+// can be trusted without reading it.
+func (c cacheEntry) matches(resolved string, fi shared.FileInfo) bool {
+	return c.Digest != "" && c.ResolvedPath == resolved && c.Dev == fi.Dev && c.Ino == fi.Ino && c.Size == fi.Size &&
+		c.MtimeNs == fi.ModTime.UnixNano() && c.CtimeNs == fi.Ctime.UnixNano() &&
+		c.MtimeNs < c.RecordedAtNs-int64(racyWindow)
 }
 
 func newState() state {
-	return state{dirs: map[string]bool{}, loaded: map[string]Scope{}, cache: map[string]cached{}}
+	return state{dirs: map[string]bool{}, loaded: map[string]Scope{}, cache: map[string]cacheEntry{}}
 }
 
 // clone copies s so a round can work on it and commit it whole, or not at
@@ -146,7 +181,7 @@ func newState() state {
 // it with the loaded set its plan computed.
 func (s state) clone() state {
 	n := state{started: s.started, root: s.root, dirs: make(map[string]bool, len(s.dirs)), loaded: s.loaded,
-		cache: make(map[string]cached, len(s.cache)), warned: s.warned}
+		cache: make(map[string]cacheEntry, len(s.cache)), warned: s.warned}
 	for k, v := range s.dirs {
 		n.dirs[k] = v
 	}
@@ -190,10 +225,12 @@ func (r *Reconciler) PostExecute(ctx context.Context, tool string, paths []strin
 	return r.round(ctx, false, paths)
 }
 
-// Attach registers the reconciler's tools/post-execute hook; its result value
-// is the Round. The returned function detaches it.
-func (r *Reconciler) Attach(lc lifecycle.Lifecycle) (detach func()) {
-	return lc.OnPostExecute("instructions", func(ctx context.Context, ev lifecycle.PostExecute) (any, error) {
+// Attach subscribes the reconciler to tools/post-execute; the returned
+// Subscription reads each event's Round (From) and detaches it
+// (Unsubscribe). Subscribe it before other subscribers so that instruction
+// changes are injected first.
+func (r *Reconciler) Attach(lc lifecycle.Lifecycle) *lifecycle.Subscription[Round] {
+	return lifecycle.Subscribe(lc, "instructions", func(ctx context.Context, ev lifecycle.PostExecute) (Round, error) {
 		return r.PostExecute(ctx, ev.Tool, ev.Paths)
 	})
 }
@@ -266,7 +303,13 @@ type probe struct {
 	data  []byte // nil unless read this round
 	read  bool
 	// warning says why the scope is unavailable, naming the file.
-	warning string
+	warning diag.Warning
+}
+
+// unavailable marks p unavailable for the reason msg.
+func (p *probe) unavailable(msg string) {
+	p.out = unavailable
+	p.warning = diag.Warning{Source: source, Path: p.Path, Message: msg}
 }
 
 // isAbsent classifies an error as a confirmed absence: missing (a dangling
@@ -276,6 +319,9 @@ func isAbsent(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, shared.ErrNotDir)
 }
 
+// round runs one reconciliation round. It works on a copy of the state and
+// commits it only when the round succeeds, so a failed or cancelled round
+// leaves the reconciler as it was.
 func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string) (Round, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -283,19 +329,52 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 		return Round{}, err
 	}
 	st := r.st.clone()
-	var warns []string
+	var warns []diag.Warning
 	if st.root == "" {
-		root, w, err := r.discoverRoot(ctx)
+		root, w, err := workfs.FindRoot(ctx, r.cfg.FS, r.cfg.Cwd, r.cfg.RootMarkers)
 		if err != nil {
 			return Round{}, err
 		}
-		st.root, warns = root, w
+		for _, x := range w {
+			x.Source = source
+			warns = append(warns, x)
+		}
+		st.root = root
 	}
 	first := !st.started
 	now := r.cfg.Now().UnixNano()
 
-	// Which directories.
-	if baseline || first {
+	dirs := r.directories(&st, baseline || first, touched)
+	probes, err := r.probeAll(ctx, st, dirs)
+	if err != nil {
+		return Round{}, err
+	}
+	pl, err := r.settle(ctx, probes, st.loaded)
+	if err != nil {
+		return Round{}, err
+	}
+	warns = append(warns, st.noteUnavailable(probes)...)
+	st.recordVersions(probes, now)
+	st.loaded = pl.loaded
+	st.started = true
+
+	// Changes is never nil so a JSON consumer sees [] rather than null.
+	rd := Round{Changes: append([]Change{}, pl.changes...), Warnings: warns}
+	if len(pl.changes) > 0 {
+		msg := r.render(first, pl, st.root)
+		rd.Message = &msg
+	}
+	r.st = st
+	return rd, nil
+}
+
+// directories adds to st.dirs the directories this round probes and returns
+// every known one in render order. The baseline directories are the
+// user-global one and every directory from the root down to cwd; a tool call
+// adds those between cwd and each touched path below it; and a loaded
+// scope's directory is always probed again.
+func (r *Reconciler) directories(st *state, withBaseline bool, touched []string) []string {
+	if withBaseline {
 		if r.cfg.DSHHome != "" {
 			st.dirs[UserGlobalDir] = true
 		}
@@ -323,8 +402,13 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 		dirs = append(dirs, d)
 	}
 	sort.Slice(dirs, func(i, j int) bool { return r.less(dirs[i], "", dirs[j], "") })
+	return dirs
+}
 
-	// Probe: resolve then stat every scope; collect what must be read.
+// probeAll resolves and stats every scope of dirs, then reads in one batch
+// the present files whose digests the version cache could not supply. The
+// probes are in render order.
+func (r *Reconciler) probeAll(ctx context.Context, st state, dirs []string) ([]*probe, error) {
 	all := make([]probe, 0, len(dirs)*len(r.cands)+1)
 	probes := make([]*probe, 0, cap(all))
 	var toRead []*probe
@@ -333,7 +417,7 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 		cands := r.cands
 		if d == UserGlobalDir {
 			if r.cfg.DSHHome == "" {
-				continue // no user-global scope; a restored one is removed below
+				continue // no user-global scope; a restored one is removed by decide
 			}
 			cands = userGlobal
 		}
@@ -342,7 +426,7 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 			all = append(all, probe{Scope: Scope{Key: ScopeKey(d, c), Dir: d, Candidate: c, Path: filepath.Join(base, c)}})
 			p := &all[len(all)-1]
 			if err := r.stat(ctx, p, st.cache[p.Key]); err != nil {
-				return Round{}, err
+				return nil, err
 			}
 			if p.out == present && !p.read && p.Digest == "" {
 				toRead = append(toRead, p)
@@ -351,16 +435,19 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 		}
 	}
 	if err := r.readAll(ctx, toRead); err != nil {
-		return Round{}, err
+		return nil, err
 	}
+	return probes, nil
+}
 
-	// Decide; a set of a file whose digests came from the cache needs its
-	// bytes, so read those and decide again (their digests may differ if the
-	// file changed under us, which can change the dedup decision). Every pass
-	// reads at least one probe not read before, so this ends.
-	var pl plan
+// settle decides the round's changes. A set of a file whose digests came
+// from the cache needs its bytes, so settle reads those and decides again:
+// their digests may differ if the file changed under us, which can change
+// the dedup decision. Every pass reads at least one probe not read before, so
+// this ends.
+func (r *Reconciler) settle(ctx context.Context, probes []*probe, loaded map[string]Scope) (plan, error) {
 	for {
-		pl = r.decide(probes, st.loaded)
+		pl := r.decide(probes, loaded)
 		var missing []*probe
 		for _, p := range pl.needBytes {
 			if !p.read {
@@ -368,61 +455,57 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 			}
 		}
 		if len(missing) == 0 {
-			break
+			return pl, nil
 		}
 		if err := r.readAll(ctx, missing); err != nil {
-			return Round{}, err
+			return plan{}, err
 		}
 	}
+}
 
-	// Report each unavailable scope's warning when it is new or different.
-	warned := map[string]string{}
+// noteUnavailable returns the warnings of unavailable scopes that are new or
+// different since the last round, and remembers the current ones.
+func (st *state) noteUnavailable(probes []*probe) []diag.Warning {
+	var out []diag.Warning
+	warned := map[string]diag.Warning{}
 	for _, p := range probes {
-		if p.out != unavailable || p.warning == "" {
+		if p.out != unavailable || p.warning.Message == "" {
 			continue
 		}
 		if st.warned[p.Key] != p.warning {
-			warns = append(warns, p.warning)
+			out = append(out, p.warning)
 		}
 		warned[p.Key] = p.warning
 	}
 	st.warned = warned
+	return out
+}
 
-	// Commit the version cache: present files get fresh rows (recorded now
-	// when read this round), absent ones lose theirs, unavailable ones keep
-	// their last.
+// recordVersions commits the version cache: present files get fresh rows
+// (recorded at now when read this round), absent ones lose theirs, and
+// unavailable ones keep their last.
+func (st *state) recordVersions(probes []*probe, now int64) {
 	for _, p := range probes {
 		switch p.out {
 		case present:
 			rec := now
 			if old, ok := st.cache[p.Key]; ok && !p.read {
-				rec = old.RecordedAt
+				rec = old.RecordedAtNs
 			}
-			st.cache[p.Key] = cached{
-				Resolved: p.ResolvedPath, Dev: p.fi.Dev, Ino: p.fi.Ino, Size: p.fi.Size,
-				Mtime: p.fi.ModTime.UnixNano(), Ctime: p.fi.Ctime.UnixNano(),
-				Digest: p.Digest, TrimmedDigest: p.TrimmedDigest, RecordedAt: rec,
+			st.cache[p.Key] = cacheEntry{
+				Key: p.Key, ResolvedPath: p.ResolvedPath, Dev: p.fi.Dev, Ino: p.fi.Ino, Size: p.fi.Size,
+				MtimeNs: p.fi.ModTime.UnixNano(), CtimeNs: p.fi.Ctime.UnixNano(),
+				Digest: p.Digest, TrimmedDigest: p.TrimmedDigest, RecordedAtNs: rec,
 			}
 		case absent:
 			delete(st.cache, p.Key)
 		}
 	}
-	st.loaded = pl.loaded
-	st.started = true
-
-	// Changes is never nil so a JSON consumer sees [] rather than null.
-	rd := Round{Changes: append([]Change{}, pl.changes...), Warnings: warns}
-	if len(pl.changes) > 0 {
-		msg := r.render(first, pl, st.root)
-		rd.Message = &msg
-	}
-	r.st = st
-	return rd, nil
 }
 
 // stat runs resolve then stat for one scope and fills in its outcome, reusing
 // cached digests when the version is unchanged and not racy.
-func (r *Reconciler) stat(ctx context.Context, p *probe, c cached) error {
+func (r *Reconciler) stat(ctx context.Context, p *probe, c cacheEntry) error {
 	fail := func(op string, err error) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -431,8 +514,7 @@ func (r *Reconciler) stat(ctx context.Context, p *probe, c cached) error {
 			p.out = absent
 			return nil
 		}
-		p.out = unavailable
-		p.warning = fmt.Sprintf("%s: unavailable (%s failed: %v)", p.Path, op, err)
+		p.unavailable(fmt.Sprintf("unavailable (%s failed: %v)", op, err))
 		return nil
 	}
 	res, err := r.cfg.FS.Resolve(ctx, p.Path)
@@ -449,14 +531,11 @@ func (r *Reconciler) stat(ctx context.Context, p *probe, c cached) error {
 	}
 	p.ResolvedPath, p.fi = res, fi
 	if fi.Size > r.cfg.MaxFileBytes {
-		p.out = unavailable
-		p.warning = fmt.Sprintf("%s: unavailable: %d bytes exceeds the %d-byte per-file cap", p.Path, fi.Size, r.cfg.MaxFileBytes)
+		p.unavailable(fmt.Sprintf("unavailable: %d bytes exceeds the %d-byte per-file cap", fi.Size, r.cfg.MaxFileBytes))
 		return nil
 	}
 	p.out = present
-	if c.Digest != "" && c.Resolved == res && c.Dev == fi.Dev && c.Ino == fi.Ino && c.Size == fi.Size &&
-		c.Mtime == fi.ModTime.UnixNano() && c.Ctime == fi.Ctime.UnixNano() &&
-		c.Mtime < c.RecordedAt-int64(racyWindow) {
+	if c.matches(res, fi) {
 		p.Digest, p.TrimmedDigest = c.Digest, c.TrimmedDigest
 	}
 	return nil
@@ -493,11 +572,10 @@ func (r *Reconciler) readAll(ctx context.Context, ps []*probe) error {
 				p.out = absent
 				continue
 			}
-			p.out = unavailable
 			if errors.Is(e, shared.ErrTooLarge) {
-				p.warning = fmt.Sprintf("%s: unavailable: larger than the %d-byte per-file cap", p.Path, r.cfg.MaxFileBytes)
+				p.unavailable(fmt.Sprintf("unavailable: larger than the %d-byte per-file cap", r.cfg.MaxFileBytes))
 			} else {
-				p.warning = fmt.Sprintf("%s: unavailable (read failed: %v)", p.Path, e)
+				p.unavailable(fmt.Sprintf("unavailable (read failed: %v)", e))
 			}
 			continue
 		}
@@ -603,38 +681,4 @@ func (r *Reconciler) touchedDirs(p string) []string {
 		out = append(out, d)
 	}
 	return out
-}
-
-// discoverRoot finds the nearest ancestor of cwd (cwd included) holding a
-// root marker; without one the root is cwd.
-func (r *Reconciler) discoverRoot(ctx context.Context) (string, []string, error) {
-	return FindRoot(ctx, r.cfg.FS, r.cfg.Cwd, r.cfg.RootMarkers)
-}
-
-// FindRoot returns the workspace root: the nearest ancestor of cwd (cwd
-// included) holding one of markers (a file or a folder, links followed), else
-// cwd. A marker that cannot be checked is a warning, not a root. Hosts use it
-// to give providers the same root the reconciler uses.
-func FindRoot(ctx context.Context, fsys shared.HostFS, cwd string, markers []string) (string, []string, error) {
-	var warns []string
-	for d := cwd; ; d = filepath.Dir(d) {
-		for _, m := range markers {
-			_, err := fsys.Stat(ctx, filepath.Join(d, m))
-			if err == nil {
-				return d, warns, nil
-			}
-			if ctx.Err() != nil {
-				return "", nil, ctx.Err()
-			}
-			// A marker outside the host's allowed roots is not part of any
-			// workspace the host will read; warning about every such ancestor
-			// would only be noise.
-			if !isAbsent(err) && !errors.Is(err, shared.ErrRefused) {
-				warns = append(warns, fmt.Sprintf("%s: cannot check root marker: %v", filepath.Join(d, m), err))
-			}
-		}
-		if d == filepath.Dir(d) {
-			return cwd, warns, nil
-		}
-	}
 }

@@ -1,10 +1,10 @@
 package instructions
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
 	"github.com/rulebroker/rulebroker/host-sdk/reminder"
-	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -45,13 +44,22 @@ func TestTwoRealFilesBothRender(t *testing.T) {
 	}
 	meta := rd.Message.Metadata
 	if meta.Type != "context/message" || meta.Round != "baseline" || len(meta.Changes) != 2 ||
-		meta.Changes[0].Action != ActionSet || meta.Changes[0].Scope != ".\x00AGENTS.md" || meta.Changes[0].Path != "/w/AGENTS.md" ||
+		meta.Changes[0].Action != ActionSet || meta.Changes[0].Key != ".\x00AGENTS.md" || meta.Changes[0].Dir != "." || meta.Changes[0].Candidate != "AGENTS.md" || meta.Changes[0].Path != "/w/AGENTS.md" ||
 		meta.Changes[0].Digest != digest([]byte("from agents")) {
 		t.Fatalf("metadata: %+v", meta)
 	}
 	b, _ := json.Marshal(meta)
 	if !strings.Contains(string(b), `"action":"set"`) || !strings.Contains(string(b), `"scope":`) || strings.Contains(string(b), "previousPath") {
 		t.Fatalf("metadata json: %s", b)
+	}
+	// The metadata keeps its short JSON form (scope, not key/dir/candidate)
+	// and reads back to the same changes.
+	if strings.Contains(string(b), `"key"`) || strings.Contains(string(b), `"dir"`) {
+		t.Fatalf("metadata json has the long form: %s", b)
+	}
+	var back Metadata
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, meta) {
+		t.Fatalf("metadata round trip: %+v, %v\nwant %+v", back, err, meta)
 	}
 }
 
@@ -233,7 +241,7 @@ func TestUnavailableKeepsLoadedScope(t *testing.T) {
 			if loadedKeys(f.r) != ".|AGENTS.md" || f.r.Loaded()[0].Digest != digest([]byte("keep me")) {
 				t.Fatalf("loaded: %+v", f.r.Loaded())
 			}
-			if len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0], "/w/AGENTS.md") {
+			if len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0].String(), "/w/AGENTS.md") {
 				t.Fatalf("want one warning naming the file: %v", rd.Warnings)
 			}
 		})
@@ -270,7 +278,7 @@ func TestOverCapWarns(t *testing.T) {
 	f.m.WriteFile("/w/AGENTS.md", []byte("0123456789A"))
 	rd := f.baseline()
 	wantChanges(t, rd, "")
-	if len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0], "/w/AGENTS.md") || !strings.Contains(rd.Warnings[0], "cap") {
+	if len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0].String(), "/w/AGENTS.md") || !strings.Contains(rd.Warnings[0].String(), "cap") {
 		t.Fatalf("warnings: %v", rd.Warnings)
 	}
 }
@@ -625,18 +633,21 @@ func TestAttachLifecycle(t *testing.T) {
 	f := newFixture(t, "/w")
 	f.baseline()
 	var bus lifecycle.Bus
-	detach := f.r.Attach(&bus)
+	sub := f.r.Attach(&bus)
 	f.m.WriteFile("/w/d/AGENTS.md", []byte("d"))
 	res := bus.PostExecute(bg, lifecycle.PostExecute{Tool: "write", Paths: []string{"d/f.go"}})
 	if len(res) != 1 || res[0].Err != nil {
 		t.Fatalf("results: %+v", res)
 	}
-	rd, ok := res[0].Value.(Round)
-	if !ok {
-		t.Fatalf("value %T", res[0].Value)
+	rd, err := sub.From(res)
+	if err != nil {
+		t.Fatal(err)
 	}
 	wantChanges(t, rd, "set d|AGENTS.md")
-	detach()
+	if o := res[0].Outcome; len(o.Messages) != 1 || o.Messages[0].Text != rd.Message.Text {
+		t.Fatalf("outcome %+v", o)
+	}
+	sub.Unsubscribe()
 	if res := bus.PostExecute(bg, lifecycle.PostExecute{}); len(res) != 0 {
 		t.Fatal("detach did not unregister")
 	}
@@ -715,28 +726,6 @@ func TestCachedSetsAreAlwaysRead(t *testing.T) {
 	}
 }
 
-func TestFindRootQuietOutsideThePolicy(t *testing.T) {
-	m := workfs.NewMem()
-	m.WriteFile("/w/p/AGENTS.md", []byte("x"))
-	m.FailWith("/w/.git", fs.ErrPermission) // inside the roots: worth a warning
-	pol, err := workfs.NewPolicy(context.Background(), m, "/w")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, warns, err := FindRoot(context.Background(), pol, "/w/p", []string{".git"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if root != "/w/p" {
-		t.Errorf("root = %q", root)
-	}
-	// /w/.git is refused by the filesystem and reported; / is outside the
-	// policy's roots and is not.
-	if len(warns) != 1 || !strings.Contains(warns[0], "/w/.git") {
-		t.Errorf("warnings = %q", warns)
-	}
-}
-
 func TestUnavailableWarnsOnceUntilItChanges(t *testing.T) {
 	f := newFixture(t, "/w")
 	f.m.WriteFile("/w/AGENTS.md", []byte("a"))
@@ -748,7 +737,7 @@ func TestUnavailableWarnsOnceUntilItChanges(t *testing.T) {
 		t.Fatalf("the same problem again is not news: %v", rd.Warnings)
 	}
 	f.m.FailWith("/w/AGENTS.md", errors.New("input/output error"))
-	if rd := f.post(); len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0], "input/output") {
+	if rd := f.post(); len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0].String(), "input/output") {
 		t.Fatalf("a different problem is news: %v", rd.Warnings)
 	}
 	f.m.FailWith("/w/AGENTS.md", nil)

@@ -1,6 +1,7 @@
 package instructions
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -22,23 +23,62 @@ type Message struct {
 
 // Metadata is the structured form of a message's changes, so a host never
 // has to parse the text.
+//
+// In JSON each change is listed in the message's own short form — action,
+// scope (the key), path, digest, omitted — which is what hosts already read;
+// the directory and candidate are recovered from the scope key.
 type Metadata struct {
-	Type    string          `json:"type"`  // MetadataType
-	Round   string          `json:"round"` // "baseline" or "update"
-	Changes []ChangeSummary `json:"changes"`
-	// Budget is the byte budget in force (absent when unlimited).
-	Budget int64 `json:"budget,omitempty"`
+	Type    string   // MetadataType
+	Round   string   // "baseline" or "update"
+	Changes []Change // in render order, Omitted set on those cut
+	// Budget is the byte budget in force (0 when unlimited).
+	Budget int64
 }
 
-// ChangeSummary is one change as listed in the metadata. Omitted marks a set
-// or replace whose bytes were cut to stay within the budget (the notice in
-// the text lists it too).
-type ChangeSummary struct {
+type metadataJSON struct {
+	Type    string       `json:"type"`
+	Round   string       `json:"round"`
+	Changes []changeJSON `json:"changes"`
+	Budget  int64        `json:"budget,omitempty"`
+}
+
+type changeJSON struct {
 	Action  Action `json:"action"`
 	Scope   string `json:"scope"`
 	Path    string `json:"path"`
 	Digest  string `json:"digest,omitempty"`
 	Omitted bool   `json:"omitted,omitempty"`
+}
+
+// MarshalJSON writes the metadata with its changes in short form.
+func (m Metadata) MarshalJSON() ([]byte, error) {
+	j := metadataJSON{Type: m.Type, Round: m.Round, Budget: m.Budget}
+	if m.Changes != nil {
+		j.Changes = make([]changeJSON, len(m.Changes))
+	}
+	for i, c := range m.Changes {
+		j.Changes[i] = changeJSON{Action: c.Action, Scope: c.Key, Path: c.Path, Digest: c.Digest, Omitted: c.Omitted}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes. A scope that is not a valid key
+// leaves the change's directory and candidate empty rather than failing: the
+// metadata is informational.
+func (m *Metadata) UnmarshalJSON(data []byte) error {
+	var j metadataJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*m = Metadata{Type: j.Type, Round: j.Round, Budget: j.Budget}
+	if j.Changes != nil {
+		m.Changes = make([]Change, len(j.Changes))
+	}
+	for i, c := range j.Changes {
+		dir, cand, _ := ParseScopeKey(c.Scope)
+		m.Changes[i] = Change{Action: c.Action, Key: c.Scope, Dir: dir, Candidate: cand, Path: c.Path, Digest: c.Digest, Omitted: c.Omitted}
+	}
+	return nil
 }
 
 // showPath renders a path for the text: escaped, and quoted when it holds a
@@ -94,7 +134,8 @@ func (r *Reconciler) render(first bool, pl plan, root string) Message {
 	}
 	var cut []Change
 	for _, c := range changes {
-		meta.Changes = append(meta.Changes, ChangeSummary{Action: c.Action, Scope: c.Key, Path: c.Path, Digest: c.Digest, Omitted: omitted[c.Key]})
+		c.Omitted = omitted[c.Key]
+		meta.Changes = append(meta.Changes, c)
 		if omitted[c.Key] {
 			cut = append(cut, c)
 			continue

@@ -11,26 +11,13 @@ import (
 const SnapshotVersion = 1
 
 type snapshotV1 struct {
-	Version int        `json:"version"`
-	Cwd     string     `json:"cwd"`
-	Root    string     `json:"root"`
-	Started bool       `json:"started"`
-	Dirs    []string   `json:"dirs"`
-	Loaded  []Scope    `json:"loaded"`
-	Cache   []cacheRow `json:"cache"`
-}
-
-type cacheRow struct {
-	Key           string `json:"key"`
-	ResolvedPath  string `json:"resolvedPath"`
-	Dev           uint64 `json:"dev"`
-	Ino           uint64 `json:"ino"`
-	Size          int64  `json:"size"`
-	MtimeNs       int64  `json:"mtimeNs"`
-	CtimeNs       int64  `json:"ctimeNs"`
-	Digest        string `json:"digest"`
-	TrimmedDigest string `json:"trimmedDigest"`
-	RecordedAtNs  int64  `json:"recordedAtNs"`
+	Version int          `json:"version"`
+	Cwd     string       `json:"cwd"`
+	Root    string       `json:"root"`
+	Started bool         `json:"started"`
+	Dirs    []string     `json:"dirs"`
+	Loaded  []Scope      `json:"loaded"`
+	Cache   []cacheEntry `json:"cache"`
 }
 
 // Snapshot serializes the reconciler's state (loaded scopes, known
@@ -39,7 +26,7 @@ func (r *Reconciler) Snapshot() ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := snapshotV1{Version: SnapshotVersion, Cwd: r.cfg.Cwd, Root: r.st.root, Started: r.st.started,
-		Dirs: []string{}, Loaded: []Scope{}, Cache: []cacheRow{}}
+		Dirs: []string{}, Loaded: []Scope{}, Cache: []cacheEntry{}}
 	for d := range r.st.dirs {
 		s.Dirs = append(s.Dirs, d)
 	}
@@ -49,8 +36,8 @@ func (r *Reconciler) Snapshot() ([]byte, error) {
 	}
 	sort.Slice(s.Loaded, func(i, j int) bool { return s.Loaded[i].Key < s.Loaded[j].Key })
 	for k, c := range r.st.cache {
-		s.Cache = append(s.Cache, cacheRow{Key: k, ResolvedPath: c.Resolved, Dev: c.Dev, Ino: c.Ino, Size: c.Size,
-			MtimeNs: c.Mtime, CtimeNs: c.Ctime, Digest: c.Digest, TrimmedDigest: c.TrimmedDigest, RecordedAtNs: c.RecordedAt})
+		c.Key = k
+		s.Cache = append(s.Cache, c)
 	}
 	sort.Slice(s.Cache, func(i, j int) bool { return s.Cache[i].Key < s.Cache[j].Key })
 	b, err := json.Marshal(s)
@@ -110,8 +97,7 @@ func (r *Reconciler) Restore(data []byte) error {
 		if _, _, err := ParseScopeKey(c.Key); err != nil {
 			return fmt.Errorf("instructions: restore: cache row %q: %w", c.Key, err)
 		}
-		st.cache[c.Key] = cached{Resolved: c.ResolvedPath, Dev: c.Dev, Ino: c.Ino, Size: c.Size, Mtime: c.MtimeNs,
-			Ctime: c.CtimeNs, Digest: c.Digest, TrimmedDigest: c.TrimmedDigest, RecordedAt: c.RecordedAtNs}
+		st.cache[c.Key] = c
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
