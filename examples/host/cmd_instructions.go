@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/instructions"
 )
 
@@ -46,7 +47,7 @@ func cmdInstructions(ctx context.Context, cfg *config, args []string, _ io.Reade
 	if err != nil {
 		return err
 	}
-	doc := instructionsJSON{Root: rec.Root(), Scopes: rec.Loaded(), Changes: round.Changes, Message: round.Message, Warnings: nonNil(round.Warnings)}
+	doc := instructionsJSON{Root: rec.Root(), Scopes: rec.Loaded(), Changes: round.Changes, Message: round.Message, Warnings: nonNil(instructionWarnings(round.Warnings))}
 	if doc.Changes == nil {
 		doc.Changes = []instructions.Change{}
 	}
@@ -69,6 +70,18 @@ func cmdInstructions(ctx context.Context, cfg *config, args []string, _ io.Reade
 		}
 	}
 	return nil
+}
+
+// instructionWarnings renders the reconciler's warnings as the host shows
+// them: path and message, without the "instructions" source, which the
+// output's structure already says.
+func instructionWarnings(ws []diag.Warning) []string {
+	var out []string
+	for _, w := range ws {
+		w.Source = ""
+		out = append(out, w.String())
+	}
+	return out
 }
 
 // short abbreviates a "sha256:…" digest for a table.

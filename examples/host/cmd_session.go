@@ -64,7 +64,7 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 		return err
 	}
 	var bus lifecycle.Bus
-	rec.Attach(&bus)
+	instr := rec.Attach(&bus)
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -73,7 +73,7 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 	if err != nil {
 		return err
 	}
-	warnings := append([]string(nil), baseline.Warnings...)
+	warnings := instructionWarnings(baseline.Warnings)
 	for _, w := range book.warnings {
 		warnings = append(warnings, w.String())
 	}
@@ -98,7 +98,7 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 			if len(line) == 0 {
 				continue
 			}
-			if err := enc.Encode(handleEvent(ctx, line, &bus, triggers, cfg.cwd)); err != nil {
+			if err := enc.Encode(handleEvent(ctx, line, &bus, instr, triggers, cfg.cwd)); err != nil {
 				return err
 			}
 		}
@@ -123,7 +123,8 @@ func readLines(r io.Reader) (<-chan []byte, <-chan error) {
 	return lines, errc
 }
 
-func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, triggers *ttsr.Manager, cwd string) sessionOut {
+func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *lifecycle.Subscription[instructions.Round],
+	triggers *ttsr.Manager, cwd string) sessionOut {
 	var ev sessionEvent
 	if err := json.Unmarshal(line, &ev); err != nil {
 		return sessionOut{Event: "invalid", Error: "not a JSON event: " + err.Error()}
@@ -133,15 +134,15 @@ func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, triggers 
 	case lifecycle.EventToolsPostExecute:
 		out.Tool = ev.Tool
 		out.Changes = nonNilChanges(nil)
-		for _, r := range bus.PostExecute(ctx, lifecycle.PostExecute{Tool: ev.Tool, Paths: ev.Paths}) {
+		results := bus.PostExecute(ctx, lifecycle.PostExecute{Tool: ev.Tool, Paths: ev.Paths})
+		for _, r := range results {
 			if r.Err != nil {
 				out.Error = r.Err.Error()
-				continue
 			}
-			if round, ok := r.Value.(instructions.Round); ok {
-				out.Changes, out.Message = nonNilChanges(round.Changes), round.Message
-				out.Warnings = append(out.Warnings, round.Warnings...)
-			}
+		}
+		if round, err := instr.From(results); err == nil {
+			out.Changes, out.Message = nonNilChanges(round.Changes), round.Message
+			out.Warnings = append(out.Warnings, instructionWarnings(round.Warnings)...)
 		}
 	case "stream":
 		out.Source = ev.Source

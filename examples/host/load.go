@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
-	"github.com/rulebroker/rulebroker/host-sdk/instructions"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/shared"
 )
@@ -25,7 +24,7 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 	if err != nil {
 		return broker.Result{}, err
 	}
-	root, rootWarnings, err := instructions.FindRoot(ctx, fsys, cfg.cwd, cfg.rootMarkers)
+	root, rootWarnings, err := workfs.FindRoot(ctx, fsys, cfg.cwd, cfg.rootMarkers)
 	if err != nil {
 		return broker.Result{}, err
 	}
@@ -45,7 +44,8 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 		return broker.Result{}, errInterrupted
 	}
 	for _, w := range rootWarnings {
-		res.Warnings = append(res.Warnings, shared.Warning{Message: w})
+		// The whole text as the message: how root warnings have always been shown.
+		res.Warnings = append(res.Warnings, shared.Warning{Message: w.String()})
 	}
 	return res, err
 }
