@@ -1,0 +1,38 @@
+package ttsr
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+func TestCompileOnceManyManagers(t *testing.T) {
+	bad := mkRule("bad", `(`, `ok\d`)
+	bad.Provider = "cursor"
+	plain := ruleset.Rule{Rule: shared.Rule{Name: "plain"}}
+	set, warns := Compile([]ruleset.Rule{bad, plain, mkRule("none", `a*`), mkRule("todo", `TODO`)})
+	// One skip each for "bad" and "none", and "none" never fires.
+	if len(warns) != 3 || warns[0].Source != "cursor" || warns[0].Path != bad.Path {
+		t.Fatalf("warnings: %+v", warns)
+	}
+	if set.Len() != 4 || !slices.Equal(set.Rule(0).Rule.Condition, []string{`ok\d`}) || len(set.Rule(0).Skipped) != 1 ||
+		set.Rule(1).Usable() || set.Rule(2).Usable() || !set.Rule(3).Usable() {
+		t.Fatalf("per-rule results wrong")
+	}
+	// Two managers over one Set keep their own firing state.
+	a, b := set.NewManager(), set.NewManager()
+	if len(a.Warnings()) != 0 || !slices.Equal(a.Rules(), []string{"bad", "todo"}) {
+		t.Fatalf("manager: %v %v", a.Warnings(), a.Rules())
+	}
+	if ms := a.Feed("text", "TODO ok1"); len(ms) != 2 {
+		t.Fatalf("a: %+v", ms)
+	}
+	if ms := a.Feed("text", " TODO ok2"); len(ms) != 0 {
+		t.Fatalf("a fired twice: %+v", ms)
+	}
+	if ms := b.Feed("text", "TODO"); len(ms) != 1 || ms[0].Rule != "todo" {
+		t.Fatalf("b shares a's state: %+v", ms)
+	}
+}
