@@ -10,7 +10,7 @@ const rulesIntro = "Read rule://<name> when working in a rule's matching domain.
 	"Each rule below is listed by name and description; its full content is only available by reading its rule:// URL. " +
 	"Globs say which files a rule is about; they are a hint, not a filter."
 
-// SystemPrompt renders the rules part of the system prompt (spec/002 §7).
+// SystemPrompt renders the rules part of the system prompt.
 //
 // The exact format, with sections separated by one blank line and the whole
 // ending in a single newline ("" when there is nothing to say):
