@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/instructions"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/shared"
@@ -45,7 +46,7 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 		return broker.Result{}, errInterrupted
 	}
 	for _, w := range rootWarnings {
-		res.Warnings = append(res.Warnings, shared.Warning{Message: w})
+		res.Warnings = append(res.Warnings, diag.Warning{Message: w})
 	}
 	return res, err
 }

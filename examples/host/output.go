@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rulebroker/rulebroker/shared"
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -46,10 +46,10 @@ type warningJSON struct {
 	Message  string `json:"message"`
 }
 
-func warningsJSON(ws []shared.Warning) []warningJSON {
+func warningsJSON(ws []diag.Warning) []warningJSON {
 	out := make([]warningJSON, len(ws))
 	for i, w := range ws {
-		out[i] = warningJSON{Provider: w.Provider, Path: w.Path, Message: w.Message}
+		out[i] = warningJSON{Provider: w.Source, Path: w.Path, Message: w.Message}
 	}
 	return out
 }
@@ -61,7 +61,7 @@ func printWarnings(w io.Writer, ws []warningJSON) {
 	}
 	fmt.Fprintf(w, "\nWARNINGS (%d)\n", len(ws))
 	for _, x := range ws {
-		fmt.Fprintf(w, "  %s\n", shared.Warning{Provider: x.Provider, Path: x.Path, Message: x.Message})
+		fmt.Fprintf(w, "  %s\n", diag.Warning{Source: x.Provider, Path: x.Path, Message: x.Message})
 	}
 }
 

@@ -16,7 +16,7 @@ type team struct{}
 
 func (team) Info() plugin.Info {
 	// Priority 60 ranks between native (100) and cursor/windsurf (50).
-	return plugin.Info{Name: "team", Version: "1.0.0", Priority: 60, Capabilities: []string{"rules"}}
+	return plugin.Info{Name: "team", Version: "1.0.0", Priority: 60}
 }
 
 func (team) Discover(_ context.Context, req plugin.Request) (plugin.Result, error) {

@@ -20,8 +20,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
-	"github.com/rulebroker/rulebroker/shared"
 )
 
 // Class is a rule's class.
@@ -38,7 +39,7 @@ const (
 type Entry struct {
 	// Rule is the rule as given; for a TTSR rule, Rule.Condition still holds
 	// every pattern, bad ones included (see Book.TTSR for the usable ones).
-	Rule  shared.Rule
+	Rule  ruleset.Rule
 	Class Class
 }
 
@@ -46,23 +47,23 @@ type Entry struct {
 // concurrent use.
 type Book struct {
 	entries  []Entry
-	always   []shared.Rule
-	rulebook []shared.Rule
-	ttsr     []shared.Rule // Condition narrowed to the patterns that compile
-	none     []shared.Rule
-	warnings []shared.Warning
-	notes    []shared.Warning
+	always   []ruleset.Rule
+	rulebook []ruleset.Rule
+	ttsr     []ruleset.Rule // Condition narrowed to the patterns that compile
+	none     []ruleset.Rule
+	warnings []diag.Warning
+	notes    []diag.Warning
 	// byName resolves rule:// over rulebook then always-apply rules, the
 	// order the spec's handler lists them; the first rule with a name wins.
-	byName    map[string]shared.Rule
+	byName    map[string]ruleset.Rule
 	available []string
 }
 
 // New classifies rules, which are in merge order.
-func New(rules []shared.Rule) *Book {
-	b := &Book{byName: map[string]shared.Rule{}}
+func New(rules []ruleset.Rule) *Book {
+	b := &Book{byName: map[string]ruleset.Rule{}}
 	seen := map[string]bool{}
-	var dups []shared.Rule
+	var dups []ruleset.Rule
 	for _, r := range rules {
 		if seen[r.Name] {
 			dups = append(dups, r)
@@ -90,7 +91,7 @@ func New(rules []shared.Rule) *Book {
 	return b
 }
 
-func (b *Book) index(r shared.Rule) {
+func (b *Book) index(r ruleset.Rule) {
 	if _, dup := b.byName[r.Name]; dup || r.Name == "" {
 		return
 	}
@@ -99,7 +100,7 @@ func (b *Book) index(r shared.Rule) {
 }
 
 // classify files r under its class and returns it.
-func (b *Book) classify(r shared.Rule) Class {
+func (b *Book) classify(r ruleset.Rule) Class {
 	if len(r.Condition) > 0 {
 		var good []string
 		for _, p := range r.Condition {
@@ -137,7 +138,7 @@ func (b *Book) classify(r shared.Rule) Class {
 }
 
 // fallbackClass is r's class ignoring its conditions.
-func fallbackClass(r shared.Rule) Class {
+func fallbackClass(r ruleset.Rule) Class {
 	switch {
 	case r.AlwaysApply:
 		return ClassAlways
@@ -148,8 +149,8 @@ func fallbackClass(r shared.Rule) Class {
 	}
 }
 
-func warn(r shared.Rule, msg string) shared.Warning {
-	return shared.Warning{Provider: r.Provider, Path: r.Path, Message: msg}
+func warn(r ruleset.Rule, msg string) diag.Warning {
+	return diag.Warning{Source: r.Provider, Path: r.Path, Message: msg}
 }
 
 // Entries returns every input rule with its class, in input order.
@@ -167,17 +168,17 @@ func (b *Book) Class(name string) (Class, bool) {
 }
 
 // Always returns the always-apply rules in merge order.
-func (b *Book) Always() []shared.Rule { return slices.Clone(b.always) }
+func (b *Book) Always() []ruleset.Rule { return slices.Clone(b.always) }
 
 // Rulebook returns the rulebook rules in merge order.
-func (b *Book) Rulebook() []shared.Rule { return slices.Clone(b.rulebook) }
+func (b *Book) Rulebook() []ruleset.Rule { return slices.Clone(b.rulebook) }
 
 // TTSR returns the TTSR rules in merge order, each with Condition narrowed to
 // the patterns that compile: ready for ttsr.New.
-func (b *Book) TTSR() []shared.Rule { return slices.Clone(b.ttsr) }
+func (b *Book) TTSR() []ruleset.Rule { return slices.Clone(b.ttsr) }
 
 // Unclassified returns the rules in no class, in merge order.
-func (b *Book) Unclassified() []shared.Rule { return slices.Clone(b.none) }
+func (b *Book) Unclassified() []ruleset.Rule { return slices.Clone(b.none) }
 
 // NewTTSR builds a TTSR manager from the TTSR rules. Bad patterns were already
 // reported in Warnings, so the manager has none of its own.
@@ -185,11 +186,11 @@ func (b *Book) NewTTSR(opts ...ttsr.Option) *ttsr.Manager { return ttsr.New(b.tt
 
 // Warnings lists problems with the rules: bad condition patterns and
 // duplicate names. Each names the rule and its file.
-func (b *Book) Warnings() []shared.Warning { return slices.Clone(b.warnings) }
+func (b *Book) Warnings() []diag.Warning { return slices.Clone(b.warnings) }
 
 // Notes lists things a host may show the user that are not errors: the rules
 // that are unreachable and why.
-func (b *Book) Notes() []shared.Warning { return slices.Clone(b.notes) }
+func (b *Book) Notes() []diag.Warning { return slices.Clone(b.notes) }
 
 // Available returns the names rule:// resolves, sorted.
 func (b *Book) Available() []string { return slices.Clone(b.available) }

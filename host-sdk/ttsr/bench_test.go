@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -37,11 +38,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 Next, we update the tests so that each case covers one behaviour, and we run them with -race.
 `
 
-func benchRules(n int) []shared.Rule {
-	rules := make([]shared.Rule, n)
+func benchRules(n int) []ruleset.Rule {
+	rules := make([]ruleset.Rule, n)
 	for i := range rules {
 		p := fmt.Sprintf(benchTemplates[i%len(benchTemplates)], i)
-		rules[i] = shared.Rule{Name: fmt.Sprintf("rule-%d", i), Path: "/r.mdc", Content: "x", Condition: []string{p}}
+		rules[i] = ruleset.Rule{Rule: shared.Rule{Name: fmt.Sprintf("rule-%d", i), Path: "/r.mdc", Content: "x", Condition: []string{p}}}
 	}
 	return rules
 }

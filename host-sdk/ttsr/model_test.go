@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -17,10 +18,10 @@ import (
 // delta with the same matched text.
 func TestAgainstFullRescan(t *testing.T) {
 	pats := []string{`ab+c`, `\bab`, `^a`, `(?m)^b`, `c\B`, `(?i)AB`, `a.c`, `x$`, `éa`, `(?i)ſa`, `[xé]{2}`, `\bc\b`, `a|bé`, `xx+`}
-	var rules []shared.Rule
+	var rules []ruleset.Rule
 	var res []*regexp.Regexp
 	for i, p := range pats {
-		rules = append(rules, shared.Rule{Name: fmt.Sprint(i), Condition: []string{p}})
+		rules = append(rules, ruleset.Rule{Rule: shared.Rule{Name: fmt.Sprint(i), Condition: []string{p}}})
 		res = append(res, regexp.MustCompile(p))
 	}
 	alphabet := []string{"a", "b", "c", "x", " ", "\n", "é", "S", "ſ", "A"}
@@ -72,7 +73,7 @@ func FuzzFeed(f *testing.F) {
 	f.Add(`(?i)hello\b`, "say HELLO there", uint8(3), uint8(8))
 	f.Add(`^a|b$`, "xxab\xffé", uint8(1), uint8(4))
 	f.Fuzz(func(t *testing.T, pat, text string, chunk, window uint8) {
-		rules := []shared.Rule{{Name: "r", Condition: []string{pat}}, {Name: "q", Condition: []string{`q+u`}}}
+		rules := []ruleset.Rule{{Rule: shared.Rule{Name: "r", Condition: []string{pat}}}, {Rule: shared.Rule{Name: "q", Condition: []string{`q+u`}}}}
 		a := New(rules, WithWindow(int(window)))
 		b := New(rules, WithWindow(int(window)), WithoutPrefilter())
 		step := int(chunk%16) + 1

@@ -60,7 +60,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/rulebroker/rulebroker/shared"
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 )
 
 // DefaultWindow is the default look-back, in bytes: the longest match that is
@@ -159,7 +160,7 @@ type Manager struct {
 	cfg      config
 	rules    []*rule
 	triggers []*trigger // every rule's triggers, in rule then pattern order
-	warnings []shared.Warning
+	warnings []diag.Warning
 	turn     int
 	streams  map[string]*stream
 
@@ -225,7 +226,7 @@ func (st *stream) saw(id int, abs int64) {
 
 // New builds a Manager from rules; only their Condition patterns are used
 // (rules without any are ignored). Bad patterns become Warnings.
-func New(rules []shared.Rule, opts ...Option) *Manager {
+func New(rules []ruleset.Rule, opts ...Option) *Manager {
 	m := &Manager{
 		cfg:     config{window: DefaultWindow, prefilter: true},
 		streams: map[string]*stream{},
@@ -242,7 +243,7 @@ func New(rules []shared.Rule, opts ...Option) *Manager {
 		for _, p := range sr.Condition {
 			re, err := CompilePattern(p)
 			if err != nil {
-				m.warnings = append(m.warnings, shared.Warning{Provider: sr.Provider, Path: sr.Path,
+				m.warnings = append(m.warnings, diag.Warning{Source: sr.Provider, Path: sr.Path,
 					Message: fmt.Sprintf("rule %q: condition %q is skipped: %v", sr.Name, p, err)})
 				continue
 			}
@@ -254,7 +255,7 @@ func New(rules []shared.Rule, opts ...Option) *Manager {
 			m.triggers = append(m.triggers, t)
 		}
 		if len(r.triggers) == 0 {
-			m.warnings = append(m.warnings, shared.Warning{Provider: sr.Provider, Path: sr.Path,
+			m.warnings = append(m.warnings, diag.Warning{Source: sr.Provider, Path: sr.Path,
 				Message: fmt.Sprintf("rule %q: no condition pattern compiles, so it never fires", sr.Name)})
 			continue
 		}
@@ -303,10 +304,10 @@ func (m *Manager) prefilter(p string, ids map[lit]int) []int {
 }
 
 // Warnings lists the patterns and rules that were skipped.
-func (m *Manager) Warnings() []shared.Warning {
+func (m *Manager) Warnings() []diag.Warning {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]shared.Warning(nil), m.warnings...)
+	return append([]diag.Warning(nil), m.warnings...)
 }
 
 // Rules lists the names of the rules that can fire, in input order.

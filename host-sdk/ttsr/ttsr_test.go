@@ -6,11 +6,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
-func mkRule(name string, patterns ...string) shared.Rule {
-	return shared.Rule{Name: name, Path: "/proj/.cursor/rules/" + name + ".mdc", Content: "Content of " + name + ".", Condition: patterns}
+func mkRule(name string, patterns ...string) ruleset.Rule {
+	return ruleset.Rule{Rule: shared.Rule{Name: name, Path: "/proj/.cursor/rules/" + name + ".mdc", Content: "Content of " + name + ".", Condition: patterns}}
 }
 
 // feedBytes feeds s one byte at a time and returns all matches.
@@ -31,7 +32,7 @@ func names(ms []Match) []string {
 }
 
 func TestSplitAcrossOneByteDeltas(t *testing.T) {
-	m := New([]shared.Rule{mkRule("no-log", `console\.log\(`)})
+	m := New([]ruleset.Rule{mkRule("no-log", `console\.log\(`)})
 	ms := feedBytes(m, "text", "some code: console.lo")
 	if len(ms) != 0 {
 		t.Fatalf("fired early: %+v", ms)
@@ -48,7 +49,7 @@ func TestSplitAcrossOneByteDeltas(t *testing.T) {
 }
 
 func TestMultiByteRuneSplitAcrossDeltas(t *testing.T) {
-	m := New([]shared.Rule{mkRule("cafe", `café`), mkRule("any", `x.y`)})
+	m := New([]ruleset.Rule{mkRule("cafe", `café`), mkRule("any", `x.y`)})
 	// "é" is two bytes; "x" + first byte of "é" must not let `.` match a
 	// broken rune.
 	e := "é"
@@ -64,20 +65,20 @@ func TestMultiByteRuneSplitAcrossDeltas(t *testing.T) {
 }
 
 func TestCaseInsensitive(t *testing.T) {
-	m := New([]shared.Rule{mkRule("pw", `(?i)hard-?coded password`)})
+	m := New([]ruleset.Rule{mkRule("pw", `(?i)hard-?coded password`)})
 	ms := feedBytes(m, "text", "we HardCoded PASSWORD here")
 	if len(ms) != 1 || ms[0].Text != "HardCoded PASSWORD" {
 		t.Fatalf("got %+v", ms)
 	}
 	// U+017F folds to s; the prefilter must not lose it.
-	m = New([]shared.Rule{mkRule("pw", `(?i)password`)})
+	m = New([]ruleset.Rule{mkRule("pw", `(?i)password`)})
 	if ms := feedBytes(m, "text", "paſſword"); len(ms) != 1 {
 		t.Fatalf("long s: got %+v", ms)
 	}
 }
 
 func TestFlags(t *testing.T) {
-	m := New([]shared.Rule{mkRule("dotall", `(?s)BEGIN.*END`), mkRule("multiline", `(?m)^rm -rf`)})
+	m := New([]ruleset.Rule{mkRule("dotall", `(?s)BEGIN.*END`), mkRule("multiline", `(?m)^rm -rf`)})
 	ms := feedBytes(m, "text", "BEGIN\nstuff\nEND")
 	if !equal(names(ms), []string{"dotall"}) {
 		t.Fatalf("got %+v", ms)
@@ -89,7 +90,7 @@ func TestFlags(t *testing.T) {
 }
 
 func TestOncePerSession(t *testing.T) {
-	m := New([]shared.Rule{mkRule("todo", `TODO`)})
+	m := New([]ruleset.Rule{mkRule("todo", `TODO`)})
 	if ms := m.Feed("text", "a TODO"); len(ms) != 1 {
 		t.Fatalf("got %+v", ms)
 	}
@@ -105,7 +106,7 @@ func TestOncePerSession(t *testing.T) {
 }
 
 func TestRepeatAfterTurns(t *testing.T) {
-	m := New([]shared.Rule{mkRule("todo", `TODO`)}, WithRepeat(RepeatAfterTurns(2)))
+	m := New([]ruleset.Rule{mkRule("todo", `TODO`)}, WithRepeat(RepeatAfterTurns(2)))
 	var fired []int
 	for turn := 0; turn < 7; turn++ {
 		if turn > 0 {
@@ -121,7 +122,7 @@ func TestRepeatAfterTurns(t *testing.T) {
 		t.Fatalf("fired in turns %v, want %v", fired, want)
 	}
 
-	m = New([]shared.Rule{mkRule("todo", `TODO`)}, WithRepeat(EveryTurn()))
+	m = New([]ruleset.Rule{mkRule("todo", `TODO`)}, WithRepeat(EveryTurn()))
 	fired = nil
 	for turn := 0; turn < 3; turn++ {
 		m.TurnStart()
@@ -141,7 +142,7 @@ func TestRepeatAfterTurns(t *testing.T) {
 }
 
 func TestTurnReset(t *testing.T) {
-	m := New([]shared.Rule{mkRule("secret", `api_key\s*=`)})
+	m := New([]ruleset.Rule{mkRule("secret", `api_key\s*=`)})
 	m.Feed("text", "api_ke")
 	m.TurnStart()
 	if ms := m.Feed("text", "y ="); len(ms) != 0 {
@@ -151,7 +152,7 @@ func TestTurnReset(t *testing.T) {
 		t.Fatalf("got %+v", ms)
 	}
 	// ^ anchors at the start of each turn's text.
-	m = New([]shared.Rule{mkRule("start", `^Sure`)})
+	m = New([]ruleset.Rule{mkRule("start", `^Sure`)})
 	m.Feed("text", "Well. ")
 	m.TurnStart()
 	if ms := m.Feed("text", "Sure"); len(ms) != 1 {
@@ -160,12 +161,12 @@ func TestTurnReset(t *testing.T) {
 }
 
 func TestBadPatterns(t *testing.T) {
-	m := New([]shared.Rule{
+	m := New([]ruleset.Rule{
 		mkRule("broken", `(unclosed`),
 		mkRule("partly", `(?<!lookbehind)x`, `good\d`),
 		mkRule("empty", `a*`, ``),
 		mkRule("fine", `fine`),
-		{Name: "plain", Content: "no condition"},
+		{Rule: shared.Rule{Name: "plain", Content: "no condition"}},
 	})
 	if got := m.Rules(); !equal(got, []string{"partly", "fine"}) {
 		t.Fatalf("Rules() = %v", got)
@@ -203,7 +204,7 @@ func TestBadPatterns(t *testing.T) {
 }
 
 func TestStreamsDoNotMix(t *testing.T) {
-	m := New([]shared.Rule{mkRule("rmrf", `rm -rf /`)})
+	m := New([]ruleset.Rule{mkRule("rmrf", `rm -rf /`)})
 	m.Feed("text", "rm -r")
 	if ms := m.Feed("thinking", "f /"); len(ms) != 0 {
 		t.Fatalf("match across streams: %+v", ms)
@@ -221,7 +222,7 @@ func TestWindow(t *testing.T) {
 	pat := `(?s)BEGIN.*?END`
 	// Up to the window, a match is found however it is split.
 	for _, fill := range []int{0, 10, w - len("BEGINEND")} {
-		m := New([]shared.Rule{mkRule("span", pat)}, WithWindow(w))
+		m := New([]ruleset.Rule{mkRule("span", pat)}, WithWindow(w))
 		feedBytes(m, "text", strings.Repeat("z", 3*w)) // the window slides
 		ms := feedBytes(m, "text", "BEGIN"+strings.Repeat("x", fill)+"END")
 		if len(ms) != 1 || len(ms[0].Text) != fill+8 {
@@ -229,12 +230,12 @@ func TestWindow(t *testing.T) {
 		}
 	}
 	// Longer than the window and streamed in small deltas: not found.
-	m := New([]shared.Rule{mkRule("span", pat)}, WithWindow(w))
+	m := New([]ruleset.Rule{mkRule("span", pat)}, WithWindow(w))
 	if ms := feedBytes(m, "text", "BEGIN"+strings.Repeat("x", 2*w)+"END"); len(ms) != 0 {
 		t.Fatalf("match longer than the window was found: %+v", ms)
 	}
 	// Longer than the window but inside one scan (here, one delta): found.
-	m = New([]shared.Rule{mkRule("span", pat)}, WithWindow(w))
+	m = New([]ruleset.Rule{mkRule("span", pat)}, WithWindow(w))
 	if ms := m.Feed("text", "BEGIN"+strings.Repeat("x", 2*w)+"END"); len(ms) != 1 {
 		t.Fatalf("one big delta: got %+v", ms)
 	}
@@ -259,7 +260,7 @@ func TestWindowCutIsNotAnAnchor(t *testing.T) {
 		{`\b\Qfoo`, "xfoo" + strings.Repeat(" ", 12) + "foo", true},
 	} {
 		for _, opt := range [][]Option{{WithWindow(w)}, {WithWindow(w), WithoutPrefilter()}} {
-			m := New([]shared.Rule{mkRule("r", tc.pat)}, opt...)
+			m := New([]ruleset.Rule{mkRule("r", tc.pat)}, opt...)
 			ms := feedBytes(m, "text", tc.text)
 			if got := len(ms) == 1; got != tc.want {
 				t.Errorf("%s on %q: fired=%v, want %v", tc.pat, tc.text, got, tc.want)
@@ -272,7 +273,7 @@ func TestWindowCutIsNotAnAnchor(t *testing.T) {
 // text that exercises each kind of pattern.
 func TestPrefilterAgrees(t *testing.T) {
 	pats := []string{`foo|bar`, `(?i)hello world`, `a+bc`, `x{2,}yz`, `\d{3}-\d{4}`, `(?i)SéLECT`, `[Tt]odo:`, `(ab)+c`, `q(?:ux|uz)`, `K9`}
-	var rules []shared.Rule
+	var rules []ruleset.Rule
 	for i, p := range pats {
 		rules = append(rules, mkRule(string(rune('a'+i)), p))
 	}
@@ -298,7 +299,7 @@ func TestPrefilterAgrees(t *testing.T) {
 }
 
 func TestMemoryIsBounded(t *testing.T) {
-	m := New([]shared.Rule{mkRule("r", `never-matches-xyz`)}, WithWindow(128))
+	m := New([]ruleset.Rule{mkRule("r", `never-matches-xyz`)}, WithWindow(128))
 	for range 10000 {
 		m.Feed("text", "0123456789abcdef")
 	}
@@ -309,7 +310,7 @@ func TestMemoryIsBounded(t *testing.T) {
 
 // One huge delta must not pin its buffer for the rest of the turn.
 func TestMemoryIsBoundedAfterAHugeDelta(t *testing.T) {
-	m := New([]shared.Rule{mkRule("r", `never-matches-xyz`)}, WithWindow(128))
+	m := New([]ruleset.Rule{mkRule("r", `never-matches-xyz`)}, WithWindow(128))
 	m.Feed("text", strings.Repeat("0123456789abcdef", 1<<16)) // 1 MiB
 	for range 100 {
 		m.Feed("text", "0123456789abcdef")
@@ -320,7 +321,7 @@ func TestMemoryIsBoundedAfterAHugeDelta(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
-	m := New([]shared.Rule{mkRule("r", `needle`)}, WithRepeat(EveryTurn()))
+	m := New([]ruleset.Rule{mkRule("r", `needle`)}, WithRepeat(EveryTurn()))
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
@@ -389,7 +390,7 @@ func equalInts(a, b []int) bool {
 
 // The literal a pattern needs can arrive long before the rest of the match.
 func TestLiteralBeforeRestOfMatch(t *testing.T) {
-	m := New([]shared.Rule{mkRule("r", `TODO:.*\bfix\b`)}, WithWindow(64))
+	m := New([]ruleset.Rule{mkRule("r", `TODO:.*\bfix\b`)}, WithWindow(64))
 	feedBytes(m, "text", "a TODO: ")
 	for range 5 {
 		if ms := m.Feed("text", "more words "); len(ms) != 0 {
