@@ -21,6 +21,7 @@ func (team) Info() plugin.Info {
 
 func (team) Discover(_ context.Context, req plugin.Request) (plugin.Result, error) {
 	var res plugin.Result
+	// Paths are names in req.FS: WorkspaceRoot is e.g. "home/u/repo".
 	files, warnings := plugin.LoadDir(req.FS, path.Join(req.WorkspaceRoot, ".team/rules"), ".md")
 	res.Warnings = warnings
 	for _, f := range files {
