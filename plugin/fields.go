@@ -98,7 +98,7 @@ func appendTrimmed(list []string, s string) []string {
 	return list
 }
 
-// Conditions returns the rule's TTSR trigger patterns (spec §5): `condition`
+// Conditions returns the rule's stream trigger patterns: `condition`
 // (a string or a list of strings), else `ttsr_trigger`, else `ttsrTrigger`
 // (each a string). A key whose value is unusable counts as absent, so the
 // next one is tried.
@@ -161,10 +161,10 @@ func show(v any) string {
 }
 
 // ParseRule turns one loaded file into a Rule at the given level, with the
-// normalization all four built-in providers share: frontmatter per spec §3,
-// content = the body, description a string, alwaysApply a boolean, globs a
-// list or a comma-separated string, condition / ttsr_trigger / ttsrTrigger as
-// the TTSR trigger. The rule is named after the file (File.Name); a provider
+// normalization all four built-in providers share: frontmatter as package
+// frontmatter parses it, content = the body, description a string,
+// alwaysApply a boolean, globs a list or a comma-separated string, condition /
+// ttsr_trigger / ttsrTrigger as the stream trigger. The rule is named after the file (File.Name); a provider
 // with a fixed name sets Rule.Name afterwards.
 //
 // The spec's per-provider differences (cursor keeps only alwaysApply: true;

@@ -1,6 +1,6 @@
 // Package broker finds rule provider plugins, starts each as its own process,
 // serves them the host's filesystem, collects what they discover, and merges
-// it by priority (spec/002 §4). A provider that fails costs only its own
+// it by priority, the first rule of each name winning. A provider that fails costs only its own
 // rules: the failure comes back as a warning naming the binary.
 package broker
 

@@ -16,7 +16,7 @@ type providerRules struct {
 }
 
 // merge orders providers by priority, descending, ties in registration order,
-// and keeps the first rule of each name (spec/002 §4). Later rules with the
+// and keeps the first rule of each name. Later rules with the
 // same name stay in the list, marked shadowed. Each rule names its provider.
 func merge(sets []providerRules) []ruleset.Rule {
 	sorted := append([]providerRules(nil), sets...)
