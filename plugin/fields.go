@@ -164,8 +164,9 @@ func show(v any) string {
 // normalization all four built-in providers share: frontmatter as package
 // frontmatter parses it, content = the body, description a string,
 // alwaysApply a boolean, globs a list or a comma-separated string, condition /
-// ttsr_trigger / ttsrTrigger as the stream trigger. The rule is named after the file (File.Name); a provider
-// with a fixed name sets Rule.Name afterwards.
+// ttsr_trigger / ttsrTrigger as the stream trigger. The rule is named after
+// the file (File.Name); a provider with a fixed name sets Rule.Name
+// afterwards.
 //
 // The spec's per-provider differences (cursor keeps only alwaysApply: true;
 // native casts without checking) collapse here because Rule's fields are
