@@ -7,25 +7,25 @@ import (
 	"github.com/rulebroker/rulebroker/plugin/frontmatter"
 )
 
-// Fields reads typed values out of frontmatter metadata. A value of the wrong
+// fields reads typed values out of frontmatter metadata. A value of the wrong
 // type is dropped and described in Problems (e.g. `alwaysApply: "yes" is not
 // a boolean; ignored`), so a provider can turn bad input into a warning
 // instead of silently losing it. A key that is absent or null (`description:`
 // with nothing after it) is simply absent.
-type Fields struct {
+type fields struct {
 	Meta     map[string]any
 	Problems []string
 }
 
 // NewFields wraps meta for typed reads.
-func NewFields(meta map[string]any) *Fields { return &Fields{Meta: meta} }
+func newFields(meta map[string]any) *fields { return &fields{Meta: meta} }
 
-func (f *Fields) problem(format string, args ...any) {
+func (f *fields) problem(format string, args ...any) {
 	f.Problems = append(f.Problems, fmt.Sprintf(format, args...))
 }
 
 // String returns the value of key when it is a string.
-func (f *Fields) String(key string) (string, bool) {
+func (f *fields) String(key string) (string, bool) {
 	v, ok := f.Meta[key]
 	if !ok || v == nil {
 		return "", false
@@ -39,7 +39,7 @@ func (f *Fields) String(key string) (string, bool) {
 
 // Bool returns the value of key when it is a real boolean. The string "true"
 // is not one: YAML would have typed it had it not been quoted.
-func (f *Fields) Bool(key string) (bool, bool) {
+func (f *fields) Bool(key string) (bool, bool) {
 	v, ok := f.Meta[key]
 	if !ok || v == nil {
 		return false, false
@@ -54,18 +54,18 @@ func (f *Fields) Bool(key string) (bool, bool) {
 // StringList returns the value of key as a list of strings: a list keeps its
 // string elements (others are dropped, each a problem); a single string is a
 // one-element list. Elements are trimmed; empty ones are dropped.
-func (f *Fields) StringList(key string) []string {
+func (f *fields) StringList(key string) []string {
 	return f.list(key, func(s string) []string { return []string{s} })
 }
 
 // Globs returns the glob patterns under key: a list keeps its string
 // elements; a single string is split on the commas that are not inside
 // braces, so "*.ts, *.tsx" is two globs and "*.{ts,tsx}" is one.
-func (f *Fields) Globs(key string) []string {
-	return f.list(key, SplitGlobs)
+func (f *fields) Globs(key string) []string {
+	return f.list(key, splitGlobs)
 }
 
-func (f *Fields) list(key string, fromString func(string) []string) []string {
+func (f *fields) list(key string, fromString func(string) []string) []string {
 	v, ok := f.Meta[key]
 	if !ok || v == nil {
 		return nil
@@ -98,11 +98,11 @@ func appendTrimmed(list []string, s string) []string {
 	return list
 }
 
-// Conditions returns the rule's TTSR trigger patterns (spec §5): `condition`
+// Conditions returns the rule's stream trigger patterns: `condition`
 // (a string or a list of strings), else `ttsr_trigger`, else `ttsrTrigger`
 // (each a string). A key whose value is unusable counts as absent, so the
 // next one is tried.
-func (f *Fields) Conditions() []string {
+func (f *fields) Conditions() []string {
 	if c := f.StringList("condition"); len(c) > 0 {
 		return c
 	}
@@ -114,9 +114,9 @@ func (f *Fields) Conditions() []string {
 	return nil
 }
 
-// SplitGlobs splits a comma-separated glob list, ignoring commas inside
+// splitGlobs splits a comma-separated glob list, ignoring commas inside
 // braces, and trims each part; empty parts are dropped.
-func SplitGlobs(s string) []string {
+func splitGlobs(s string) []string {
 	var out []string
 	depth, start := 0, 0
 	for i := 0; i < len(s); i++ {
@@ -161,11 +161,12 @@ func show(v any) string {
 }
 
 // ParseRule turns one loaded file into a Rule at the given level, with the
-// normalization all four built-in providers share: frontmatter per spec §3,
-// content = the body, description a string, alwaysApply a boolean, globs a
-// list or a comma-separated string, condition / ttsr_trigger / ttsrTrigger as
-// the TTSR trigger. The rule is named after the file (File.Name); a provider
-// with a fixed name sets Rule.Name afterwards.
+// normalization all four built-in providers share: frontmatter as package
+// frontmatter parses it, content = the body, description a string,
+// alwaysApply a boolean, globs a list or a comma-separated string, condition /
+// ttsr_trigger / ttsrTrigger as the stream trigger. The rule is named after
+// the file (File.Name); a provider with a fixed name sets Rule.Name
+// afterwards.
 //
 // The spec's per-provider differences (cursor keeps only alwaysApply: true;
 // native casts without checking) collapse here because Rule's fields are
@@ -176,24 +177,24 @@ func show(v any) string {
 // returned, even for an empty file (the spec loads it), so the user sees it.
 func ParseRule(f File, level Level) (Rule, []Warning) {
 	doc := frontmatter.Parse(f.Data)
-	fields := NewFields(doc.Meta)
+	meta := newFields(doc.Meta)
 	r := Rule{
 		Name:    f.Name,
 		Path:    f.Path,
 		Content: doc.Body,
 		Level:   level,
-		Globs:   fields.Globs("globs"),
+		Globs:   meta.Globs("globs"),
 	}
-	r.Description, _ = fields.String("description")
-	r.AlwaysApply, _ = fields.Bool("alwaysApply")
-	r.Condition = fields.Conditions()
+	r.Description, _ = meta.String("description")
+	r.AlwaysApply, _ = meta.Bool("alwaysApply")
+	r.Condition = meta.Conditions()
 
 	var warnings []Warning
 	warn := func(msg string) { warnings = append(warnings, Warning{Path: f.Path, Message: msg}) }
 	for _, w := range doc.Warnings {
 		warn(w)
 	}
-	for _, p := range fields.Problems {
+	for _, p := range meta.Problems {
 		warn(p)
 	}
 	switch {

@@ -22,8 +22,8 @@ func TestSplitGlobs(t *testing.T) {
 		{"", nil},
 	}
 	for _, tt := range tests {
-		if got := SplitGlobs(tt.in); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("SplitGlobs(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := splitGlobs(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("splitGlobs(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -51,7 +51,7 @@ func TestFieldsGlobs(t *testing.T) {
 			if tt.value != nil {
 				meta["globs"] = tt.value
 			}
-			f := NewFields(meta)
+			f := newFields(meta)
 			if got := f.Globs("globs"); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Globs = %q, want %q", got, tt.want)
 			}
@@ -63,7 +63,7 @@ func TestFieldsGlobs(t *testing.T) {
 }
 
 func TestFieldsTyped(t *testing.T) {
-	f := NewFields(map[string]any{
+	f := newFields(map[string]any{
 		"s": "text", "n": 3, "b": true, "f": false, "bs": "yes", "null": nil,
 		"long": strings.Repeat("x", 100),
 	})
@@ -102,7 +102,7 @@ func TestFieldsTyped(t *testing.T) {
 }
 
 func TestFieldsStringList(t *testing.T) {
-	f := NewFields(map[string]any{"one": "a,b", "list": []any{"x", true, "y"}, "map": map[string]any{}})
+	f := newFields(map[string]any{"one": "a,b", "list": []any{"x", true, "y"}, "map": map[string]any{}})
 	if got := f.StringList("one"); !reflect.DeepEqual(got, []string{"a,b"}) {
 		t.Errorf("StringList(one) = %q", got)
 	}
@@ -136,7 +136,7 @@ func TestFieldsConditions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := NewFields(tt.meta)
+			f := newFields(tt.meta)
 			if got := f.Conditions(); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Conditions = %q, want %q", got, tt.want)
 			}

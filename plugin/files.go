@@ -11,14 +11,14 @@ import (
 
 // File is one file a provider loaded.
 type File struct {
-	Path string // absolute slash path
+	Path string // name in the FS
 	Name string // base name without the extension that selected it
 	Data []byte // raw bytes, as read
 }
 
-// LoadDir loads the files directly inside dir (an absolute slash path) whose
-// names end in one of exts (e.g. ".md", ".mdc"), sorted by name, reading them
-// all in one batched ReadFiles call.
+// LoadDir loads the files directly inside dir (a name in fsys) whose names
+// end in one of exts (e.g. ".md", ".mdc"), sorted by name, reading them all in
+// one batched call when fsys is the host's.
 //
 // It behaves like the shell glob dir/*{exts}: names starting with "." are not
 // matched, and subdirectories are not searched. A directory entry that is a
@@ -27,23 +27,23 @@ type File struct {
 // goes wrong with one file is a warning naming it, and the other files still
 // load.
 func LoadDir(fsys fs.FS, dir string, exts ...string) ([]File, []Warning) {
-	paths, warnings := ListDir(fsys, dir, exts...)
+	paths, warnings := listDir(fsys, dir, exts...)
 	files, more := LoadFiles(fsys, paths)
 	return files, append(warnings, more...)
 }
 
-// ListDir is the listing half of LoadDir: the absolute paths of the matching
-// regular files in dir, sorted by name.
-func ListDir(fsys fs.FS, dir string, exts ...string) ([]string, []Warning) {
-	dir = path.Clean("/" + dir)
-	entries, err := fs.ReadDir(fsys, FSPath(dir))
+// listDir is the listing half of LoadDir: the names of the matching regular
+// files in dir, sorted by name.
+func listDir(fsys fs.FS, dir string, exts ...string) ([]string, []Warning) {
+	dir = path.Clean(dir)
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		if !IsAbsent(err) {
 			return nil, []Warning{{Path: dir, Message: "cannot read directory: " + ErrorCause(err)}}
 		}
 		// "Not a directory" is also the answer when dir itself is a file:
 		// that is a mistake to report, not a missing directory.
-		if info, serr := fs.Stat(fsys, FSPath(dir)); serr == nil && !info.IsDir() {
+		if info, serr := fs.Stat(fsys, dir); serr == nil && !info.IsDir() {
 			return nil, []Warning{{Path: dir, Message: "not a directory; no rules read from it"}}
 		}
 		return nil, nil
@@ -77,7 +77,7 @@ func isRegular(fsys fs.FS, p string, typ fs.FileMode) (bool, *Warning) {
 	case typ&fs.ModeSymlink == 0:
 		return false, &Warning{Path: p, Message: "not a regular file (" + typ.String() + "); skipped"}
 	}
-	info, err := fs.Stat(fsys, FSPath(p))
+	info, err := fs.Stat(fsys, p)
 	switch {
 	case err != nil && IsAbsent(err):
 		return false, &Warning{Path: p, Message: "symlink target does not exist; skipped"}
@@ -92,23 +92,23 @@ func isRegular(fsys fs.FS, p string, typ fs.FileMode) (bool, *Warning) {
 	}
 }
 
-// LoadFiles reads the files at the given absolute slash paths in one batched
-// call, in order. A file that does not exist is skipped without a warning
-// (an optional file such as global_rules.md, or one deleted since it was
-// listed); any other read error is a warning naming the file. Name is the
-// base name without its extension.
+// LoadFiles reads the files at the given names in fsys, in order, in one
+// batched call when fsys is the host's. A file that does not exist is skipped
+// without a warning (an optional file such as global_rules.md, or one deleted
+// since it was listed); any other read error is a warning naming the file.
+// Name is the base name without its extension.
 func LoadFiles(fsys fs.FS, paths []string) ([]File, []Warning) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
 	names := make([]string, len(paths))
 	for i, p := range paths {
-		names[i] = FSPath(p)
+		names[i] = path.Clean(p)
 	}
 	var files []File
 	var warnings []Warning
-	for i, r := range ReadFiles(fsys, names) {
-		p := "/" + names[i]
+	for _, r := range readFiles(fsys, names) {
+		p := r.Name
 		switch {
 		case r.Err == nil:
 			base := path.Base(p)
@@ -131,8 +131,9 @@ func matchExt(name string, exts []string) string {
 	return ""
 }
 
-// ErrorCause is err's message without the io/fs path prefix: warnings carry
-// the absolute path separately, and the FS-relative one would only confuse.
+// ErrorCause is err's message without the io/fs path prefix: a warning
+// carries the path in its own field, and repeating it in the message would
+// only clutter it.
 func ErrorCause(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -169,11 +170,11 @@ func IsAbsent(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, shared.ErrNotDir) || errors.Is(err, shared.ErrRefused)
 }
 
-// WarnIfPresent returns a warning naming path when it exists: for files a
+// WarnIfPresent returns a warning naming path (a name in fsys) when it exists: for files a
 // provider deliberately does not read (legacy formats such as .cursorrules),
 // so a user whose rules live only there learns why nothing loads.
 func WarnIfPresent(fsys fs.FS, path, message string) []Warning {
-	if _, err := fs.Stat(fsys, FSPath(path)); err != nil {
+	if _, err := fs.Stat(fsys, path); err != nil {
 		return nil
 	}
 	return []Warning{{Path: path, Message: message}}

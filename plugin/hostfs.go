@@ -11,8 +11,8 @@ import (
 	"github.com/rulebroker/rulebroker/shared"
 )
 
-// DefaultReadCap is the most a provider reads of one file through the host.
-const DefaultReadCap = 1 << 20
+// readCap is the most a provider reads of one file through the host.
+const readCap = 1 << 20
 
 // hostFS presents the host's filesystem as an io/fs filesystem rooted at "/",
 // so provider code uses fs.ReadDir, fs.ReadFile and fs.Stat and is tested on
@@ -27,11 +27,11 @@ var (
 	_ fs.StatFS     = (*hostFS)(nil)
 	_ fs.ReadDirFS  = (*hostFS)(nil)
 	_ fs.ReadFileFS = (*hostFS)(nil)
-	_ BatchReadFS   = (*hostFS)(nil)
+	_ batchReadFS   = (*hostFS)(nil)
 )
 
 func newHostFS(ctx context.Context, f shared.HostFS) *hostFS {
-	return &hostFS{ctx: ctx, fs: f, cap: DefaultReadCap}
+	return &hostFS{ctx: ctx, fs: f, cap: readCap}
 }
 
 // abs maps an io/fs name to the host's absolute path.
@@ -87,9 +87,9 @@ func (h *hostFS) ReadFile(name string) ([]byte, error) {
 	return data, nil
 }
 
-// ReadFiles reads all names in one round trip to the host.
-func (h *hostFS) ReadFiles(names []string) []FileData {
-	out := make([]FileData, len(names))
+// readFiles reads all names in one round trip to the host.
+func (h *hostFS) readFiles(names []string) []fileData {
+	out := make([]fileData, len(names))
 	paths := make([]string, 0, len(names))
 	index := make(map[string][]int, len(names))
 	for i, name := range names {

@@ -1,30 +1,72 @@
-// Package plugin is the SDK for provider authors: implement Provider, test it on
-// a testing/fstest.MapFS, and call Serve from main. It also holds the helpers
-// every provider needs: frontmatter-aware rule files, sorted directory loads,
-// string-or-list fields and typed pickers.
+// Package plugin is the SDK for provider authors: implement Provider, test it
+// on a testing/fstest.MapFS, and call Serve from main. It also holds the
+// helpers every provider needs: frontmatter-aware rule files, sorted
+// directory loads and the error checks that go with them.
+//
+// Every path a provider sees or produces is an io/fs name: unrooted and
+// slash-separated, the file /home/u/.cursor/rules/a.mdc being
+// "home/u/.cursor/rules/a.mdc" and the root being ".". Request's directories
+// are names in Request.FS, so fs.ReadFile(req.FS, path.Join(req.Cwd, "x"))
+// reads the file x in the working directory, and the paths in the Rules and
+// Warnings a provider returns are names in the same FS. Serve converts them to
+// and from the host's absolute paths.
 package plugin
 
 import (
 	"context"
 	"io/fs"
-	"path"
-	"strings"
-
-	"github.com/rulebroker/rulebroker/shared"
 )
 
-// Rule, Level, Warning and Info are the plain Go types a provider works with.
-type (
-	Rule    = shared.Rule
-	Level   = shared.Level
-	Warning = shared.Warning
-	Info    = shared.ProviderInfo
-)
+// Level says whether a rule came from the user's home or from the project.
+type Level string
 
 const (
-	LevelUser    = shared.LevelUser
-	LevelProject = shared.LevelProject
+	LevelUser    Level = "user"
+	LevelProject Level = "project"
 )
+
+// Rule is one normalized rule.
+type Rule struct {
+	Name string
+	// Path is the file the rule came from, as a name in Request.FS.
+	Path string
+	// Content is the body with the frontmatter removed, trimmed.
+	Content     string
+	Globs       []string
+	AlwaysApply bool
+	Description string
+	// Condition holds the stream trigger patterns (frontmatter `condition`,
+	// else `ttsr_trigger` / `ttsrTrigger`). A rule with any is a stream
+	// trigger.
+	Condition []string
+	Level     Level
+}
+
+// Warning is a problem with one file, or with the provider's setup. It never
+// stops other files from loading. The host adds the provider's name.
+type Warning struct {
+	// Path is the file concerned, as a name in Request.FS, when there is one.
+	Path    string
+	Message string
+}
+
+// String renders the warning as "path: message", or the message alone.
+func (w Warning) String() string {
+	if w.Path == "" {
+		return w.Message
+	}
+	return w.Path + ": " + w.Message
+}
+
+// Info names a provider.
+type Info struct {
+	Name    string // unique among the host's providers; it names the provider in warnings
+	Version string
+	// Priority ranks the provider's rules in the host's merge: a higher
+	// priority wins a rule name. The built-ins use 100 (native), 50 (cursor,
+	// windsurf) and 40 (cline). A host may override it.
+	Priority int
+}
 
 // Provider is what a provider author implements.
 type Provider interface {
@@ -36,35 +78,20 @@ type Provider interface {
 }
 
 // Request tells a provider where to look and how to read.
-//
-// Cwd, Home and WorkspaceRoot are absolute slash paths. FS is the host's
-// filesystem rooted at "/": the file /home/u/.cursor/rules/a.mdc is
-// "home/u/.cursor/rules/a.mdc" in it (see FSPath). Stat follows symlinks. In
-// tests, FS is typically a testing/fstest.MapFS.
 type Request struct {
+	// Cwd, Home and WorkspaceRoot are directory names in FS ("home/u/proj";
+	// "." is the root). Home is "" when the host gave none.
 	Cwd           string
 	Home          string
 	WorkspaceRoot string
-	FS            fs.FS
+	// FS is the host's filesystem, rooted at "/". Stat follows symlinks.
+	// Every read goes through the host, which may refuse it (see IsAbsent).
+	// In tests, FS is typically a testing/fstest.MapFS.
+	FS fs.FS
 }
 
 // Result is what Discover returns.
 type Result struct {
 	Rules    []Rule
 	Warnings []Warning
-}
-
-// Warn appends a warning about the file at path.
-func (r *Result) Warn(path, message string) {
-	r.Warnings = append(r.Warnings, Warning{Path: path, Message: message})
-}
-
-// FSPath converts an absolute slash path into the name of the same file in
-// Request.FS ("/a/b" → "a/b", "/" → ".").
-func FSPath(abs string) string {
-	p := strings.TrimPrefix(path.Clean("/"+abs), "/")
-	if p == "" {
-		return "."
-	}
-	return p
 }

@@ -2,30 +2,30 @@ package plugin
 
 import "io/fs"
 
-// FileData is one result of ReadFiles.
-type FileData struct {
+// fileData is one result of readFiles.
+type fileData struct {
 	Name string // name in the FS, as asked
 	Data []byte
 	Err  error
 }
 
-// BatchReadFS is implemented by a filesystem that can read many files in one
+// batchReadFS is implemented by a filesystem that can read many files in one
 // round trip, as the host's filesystem does.
-type BatchReadFS interface {
+type batchReadFS interface {
 	fs.FS
-	ReadFiles(names []string) []FileData
+	readFiles(names []string) []fileData
 }
 
-// ReadFiles reads every named file, in one call when fsys supports it and one
+// readFiles reads every named file, in one call when fsys supports it and one
 // by one otherwise. Results are in the order of names.
-func ReadFiles(fsys fs.FS, names []string) []FileData {
-	if b, ok := fsys.(BatchReadFS); ok {
-		return b.ReadFiles(names)
+func readFiles(fsys fs.FS, names []string) []fileData {
+	if b, ok := fsys.(batchReadFS); ok {
+		return b.readFiles(names)
 	}
-	out := make([]FileData, len(names))
+	out := make([]fileData, len(names))
 	for i, name := range names {
 		data, err := fs.ReadFile(fsys, name)
-		out[i] = FileData{Name: name, Data: data, Err: err}
+		out[i] = fileData{Name: name, Data: data, Err: err}
 	}
 	return out
 }

@@ -4,40 +4,36 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
 // Serve runs p as a provider plugin process and returns when the host is done
 // with it. It logs as hclog JSON on stderr; stdout carries the go-plugin
-// handshake and nothing else.
+// handshake and nothing else, so a provider must never print to it.
 func Serve(p Provider) {
-	info := p.Info()
 	logger := hclog.New(&hclog.LoggerOptions{
-		Name:       "rulebroker-provider-" + info.Name,
+		Name:       "rulebroker-provider-" + p.Info().Name,
 		Output:     os.Stderr,
 		JSONFormat: true,
 		Level:      hclog.Info,
 	})
-	goplugin.Serve(&goplugin.ServeConfig{
-		HandshakeConfig:  shared.Handshake(),
-		VersionedPlugins: shared.VersionedPlugins(Adapt(p)),
-		GRPCServer:       goplugin.DefaultGRPCServer,
-		Logger:           logger,
-	})
+	wire.Serve(adapter{p}, logger)
 }
 
-// Adapt turns an SDK provider into the wire contract's shared.Provider. Serve
-// uses it; tests use it to put a provider behind a real gRPC connection.
-func Adapt(p Provider) shared.Provider { return adapter{p} }
-
+// adapter presents an SDK provider as the wire's shared.Provider: it converts
+// the host's absolute paths to FS names on the way in, and the provider's
+// names back to absolute paths on the way out.
 type adapter struct{ p Provider }
 
 func (a adapter) Describe(context.Context) (shared.ProviderInfo, error) {
-	return a.p.Info(), nil
+	info := a.p.Info()
+	return shared.ProviderInfo{Name: info.Name, Version: info.Version, Priority: info.Priority}, nil
 }
 
 func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) (err error) {
@@ -49,13 +45,13 @@ func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys 
 		}
 	}()
 	res, err := a.p.Discover(ctx, Request{
-		Cwd:           req.Cwd,
-		Home:          req.Home,
-		WorkspaceRoot: req.WorkspaceRoot,
+		Cwd:           fsName(req.Cwd),
+		Home:          fsName(req.Home),
+		WorkspaceRoot: fsName(req.WorkspaceRoot),
 		FS:            newHostFS(ctx, fsys),
 	})
 	for _, w := range res.Warnings {
-		if serr := sink.Warning(w); serr != nil {
+		if serr := sink.Warning(shared.Warning{Path: absPath(w.Path), Message: w.Message}); serr != nil {
 			return serr
 		}
 	}
@@ -64,9 +60,45 @@ func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys 
 		return err
 	}
 	for _, r := range res.Rules {
-		if serr := sink.Rule(r); serr != nil {
+		if serr := sink.Rule(wireRule(r)); serr != nil {
 			return serr
 		}
 	}
 	return nil
+}
+
+func wireRule(r Rule) shared.Rule {
+	return shared.Rule{
+		Name:        r.Name,
+		Path:        absPath(r.Path),
+		Content:     r.Content,
+		Globs:       r.Globs,
+		AlwaysApply: r.AlwaysApply,
+		Description: r.Description,
+		Condition:   r.Condition,
+		Level:       shared.Level(r.Level),
+	}
+}
+
+// fsName converts the host's absolute path to a name in Request.FS ("/a/b" →
+// "a/b", "/" → "."). An empty path, meaning none was given, stays empty.
+func fsName(abs string) string {
+	if abs == "" {
+		return ""
+	}
+	name := strings.TrimPrefix(path.Clean("/"+abs), "/")
+	if name == "" {
+		return "."
+	}
+	return name
+}
+
+// absPath converts a name in Request.FS to the host's absolute path ("a/b" →
+// "/a/b", "." → "/"). A path that is already absolute is the provider's own
+// choice and passes as is; an empty one stays empty.
+func absPath(name string) string {
+	if name == "" || strings.HasPrefix(name, "/") {
+		return name
+	}
+	return path.Clean("/" + name)
 }

@@ -1,4 +1,4 @@
-package plugin_test
+package plugin
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	goplugin "github.com/hashicorp/go-plugin"
 
-	"github.com/rulebroker/rulebroker/plugin"
+	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -87,15 +87,24 @@ func (m *mapHostFS) ReadFiles(ctx context.Context, paths []string, max int64) ([
 }
 
 // probe is a provider that exercises every HostFS call through io/fs.
+// It checks that the request's paths arrived as FS names and returns FS names.
 type probe struct{ bulk int }
 
-func (probe) Info() plugin.Info {
-	return plugin.Info{Name: "probe", Version: "1.2.3", Priority: 70, Capabilities: []string{"rules"}}
+func (probe) Info() Info {
+	return Info{Name: "probe", Version: "1.2.3", Priority: 70}
 }
 
-func (p probe) Discover(_ context.Context, req plugin.Request) (plugin.Result, error) {
-	var res plugin.Result
-	dir := plugin.FSPath(req.Cwd + "/rules")
+// warn appends a warning about the file at name.
+func warn(res *Result, name, message string) {
+	res.Warnings = append(res.Warnings, Warning{Path: name, Message: message})
+}
+
+func (p probe) Discover(_ context.Context, req Request) (Result, error) {
+	var res Result
+	if req.Cwd != "w" || req.Home != "h" || req.WorkspaceRoot != "." {
+		return res, fmt.Errorf("request paths are not FS names: %+v", req)
+	}
+	dir := path.Join(req.Cwd, "rules")
 	entries, err := fs.ReadDir(req.FS, dir)
 	if err != nil {
 		return res, err
@@ -104,12 +113,12 @@ func (p probe) Discover(_ context.Context, req plugin.Request) (plugin.Result, e
 	for _, e := range entries {
 		names = append(names, dir+"/"+e.Name())
 	}
-	for _, f := range plugin.ReadFiles(req.FS, names) {
+	for _, f := range readFiles(req.FS, names) {
 		if f.Err != nil {
-			res.Warn("/"+f.Name, f.Err.Error())
+			warn(&res, f.Name, f.Err.Error())
 			continue
 		}
-		res.Rules = append(res.Rules, plugin.Rule{Name: path.Base(f.Name), Path: "/" + f.Name, Content: string(f.Data), Level: plugin.LevelProject})
+		res.Rules = append(res.Rules, Rule{Name: path.Base(f.Name), Path: f.Name, Content: string(f.Data), Level: LevelProject})
 	}
 	for _, probe := range []string{"nope", "secret"} {
 		if _, err := fs.ReadFile(req.FS, probe); err != nil {
@@ -120,15 +129,15 @@ func (p probe) Discover(_ context.Context, req plugin.Request) (plugin.Result, e
 			case errors.Is(err, fs.ErrPermission):
 				kind = "permission"
 			}
-			res.Warn("/"+probe, kind)
+			warn(&res, probe, kind)
 		}
 	}
 	if info, err := fs.Stat(req.FS, dir); err != nil || !info.IsDir() {
-		res.Warn(dir, "stat of the rules dir did not say directory")
+		warn(&res, dir, "stat of the rules dir did not say directory")
 	}
 	big := strings.Repeat("x", 2048)
 	for i := 0; i < p.bulk; i++ {
-		res.Rules = append(res.Rules, plugin.Rule{Name: fmt.Sprintf("bulk-%05d", i), Content: big, Globs: []string{"*.go"}, Condition: []string{"(?i)x"}, AlwaysApply: true, Description: "d"})
+		res.Rules = append(res.Rules, Rule{Name: fmt.Sprintf("bulk-%05d", i), Content: big, Globs: []string{"*.go"}, Condition: []string{"(?i)x"}, AlwaysApply: true, Description: "d"})
 	}
 	return res, nil
 }
@@ -141,9 +150,9 @@ type sink struct {
 func (s *sink) Rule(r shared.Rule) error       { s.rules = append(s.rules, r); return nil }
 func (s *sink) Warning(w shared.Warning) error { s.warnings = append(s.warnings, w); return nil }
 
-func dispense(t *testing.T, p plugin.Provider) shared.Provider {
+func dispense(t *testing.T, p Provider) shared.Provider {
 	t.Helper()
-	client, _ := goplugin.TestPluginGRPCConn(t, false, shared.VersionedPlugins(plugin.Adapt(p))[shared.ProtocolVersion])
+	client, _ := goplugin.TestPluginGRPCConn(t, false, wire.VersionedPlugins(adapter{p})[shared.ProtocolVersion])
 	// Closing the client asks the server to shut down (go-plugin's controller
 	// Shutdown); stopping the server here as well would race with that.
 	t.Cleanup(func() { client.Close() })
@@ -163,7 +172,7 @@ func TestWireDescribeDiscoverAndHostFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "probe" || info.Version != "1.2.3" || info.Priority != 70 || len(info.Capabilities) != 1 {
+	if info.Name != "probe" || info.Version != "1.2.3" || info.Priority != 70 {
 		t.Fatalf("describe = %+v", info)
 	}
 
@@ -173,13 +182,13 @@ func TestWireDescribeDiscoverAndHostFS(t *testing.T) {
 		"/secret":       "s",
 	}}
 	var got sink
-	if err := prov.Discover(ctx, shared.DiscoverRequest{Cwd: "/w", Home: "/h", WorkspaceRoot: "/w"}, host, &got); err != nil {
+	if err := prov.Discover(ctx, shared.DiscoverRequest{Cwd: "/w", Home: "/h", WorkspaceRoot: "/"}, host, &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.rules) != 2 || got.rules[0].Name != "a.md" || got.rules[1].Content != "bravo" || got.rules[0].Level != shared.LevelProject {
+	if len(got.rules) != 2 || got.rules[0].Name != "a.md" || got.rules[0].Path != "/w/rules/a.md" || got.rules[1].Content != "bravo" || got.rules[0].Level != shared.LevelProject {
 		t.Fatalf("rules = %+v", got.rules)
 	}
-	want := map[string]string{"/nope": "not-exist", "/secret": "permission"}
+	want := map[string]string{"/nope": "not-exist", "/secret": "permission"} // the provider said "nope", "secret"
 	for _, w := range got.warnings {
 		if want[w.Path] != w.Message {
 			t.Errorf("unexpected warning %+v", w)
@@ -199,7 +208,7 @@ func TestWireStreamLargerThanGRPCMessageCap(t *testing.T) {
 	prov := dispense(t, probe{bulk: n})
 	host := &mapHostFS{files: map[string]string{"/w/rules/a.md": "alpha"}}
 	var got sink
-	if err := prov.Discover(context.Background(), shared.DiscoverRequest{Cwd: "/w"}, host, &got); err != nil {
+	if err := prov.Discover(context.Background(), shared.DiscoverRequest{Cwd: "/w", Home: "/h", WorkspaceRoot: "/"}, host, &got); err != nil {
 		t.Fatal(err)
 	}
 	if len(got.rules) != n+1 {
@@ -220,21 +229,21 @@ func TestWireStreamLargerThanGRPCMessageCap(t *testing.T) {
 
 type failing struct{}
 
-func (failing) Info() plugin.Info { return plugin.Info{Name: "failing"} }
-func (failing) Discover(context.Context, plugin.Request) (plugin.Result, error) {
-	var res plugin.Result
-	res.Rules = []plugin.Rule{{Name: "partial"}}
-	res.Warn("/x", "kept warning")
+func (failing) Info() Info { return Info{Name: "failing"} }
+func (failing) Discover(context.Context, Request) (Result, error) {
+	var res Result
+	res.Rules = []Rule{{Name: "partial"}}
+	warn(&res, "x", "kept warning")
 	return res, errors.New("boom")
 }
 
 type panicking struct{}
 
-func (panicking) Info() plugin.Info { return plugin.Info{Name: "panicking"} }
-func (panicking) Discover(context.Context, plugin.Request) (plugin.Result, error) {
+func (panicking) Info() Info { return Info{Name: "panicking"} }
+func (panicking) Discover(context.Context, Request) (Result, error) {
 	var m map[string]int
 	m["x"]++
-	return plugin.Result{}, nil
+	return Result{}, nil
 }
 
 func TestWireProviderErrorsAndPanicsBecomeErrors(t *testing.T) {
@@ -249,5 +258,27 @@ func TestWireProviderErrorsAndPanicsBecomeErrors(t *testing.T) {
 	err = dispense(t, panicking{}).Discover(context.Background(), shared.DiscoverRequest{}, &mapHostFS{}, &got)
 	if err == nil || !strings.Contains(err.Error(), "panicked") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPathsBetweenHostAndProvider(t *testing.T) {
+	for abs, name := range map[string]string{"/": ".", "/a/b": "a/b", "/a/b/": "a/b", "": "", "/a/../b": "b"} {
+		if got := fsName(abs); got != name {
+			t.Errorf("fsName(%q) = %q, want %q", abs, got, name)
+		}
+	}
+	// A provider that returns an absolute path anyway is taken at its word.
+	for name, abs := range map[string]string{".": "/", "a/b": "/a/b", "": "", "/already/abs": "/already/abs"} {
+		if got := absPath(name); got != abs {
+			t.Errorf("absPath(%q) = %q, want %q", name, got, abs)
+		}
+	}
+}
+
+func TestFailedDiscoveryKeepsItsWarningsWithAbsolutePaths(t *testing.T) {
+	var got sink
+	_ = dispense(t, failing{}).Discover(context.Background(), shared.DiscoverRequest{}, &mapHostFS{}, &got)
+	if len(got.warnings) != 1 || got.warnings[0].Path != "/x" {
+		t.Fatalf("warnings = %+v", got.warnings)
 	}
 }

@@ -1,9 +1,13 @@
-// Package shared is the wire contract between a rulebroker host and its provider
-// plugins: the go-plugin handshake and plugin set, the plain Go types both sides
-// use, the HostFS interface, and the thin gRPC adapters that convert those types
-// to and from the generated protocol in shared/providerv1.
+// Package shared is the vocabulary a rulebroker host and its provider plugins
+// have in common: plain Go types for rules, warnings and the provider's
+// self-description, the Provider and HostFS interfaces the two sides call
+// each other through, the filesystem error kinds, and the handshake
+// constants.
 //
-// Nothing outside this package touches generated proto messages.
+// It imports no transport. The protocol itself lives in shared/providerv1
+// (the .proto, from which other languages build, and its generated Go code);
+// the gRPC and go-plugin glue that carries these types over it is internal to
+// the module, so a host that only reads rules does not link gRPC.
 package shared
 
 import (
@@ -21,7 +25,8 @@ const (
 	LevelProject Level = "project"
 )
 
-// Rule is one normalized rule, the spec's Rule plus its source.
+// Rule is one normalized rule as a provider sends it. Which provider sent it
+// is the host's knowledge, not the rule's, so it is not a field here.
 type Rule struct {
 	Name        string
 	Path        string // absolute path of the file the rule came from
@@ -33,36 +38,29 @@ type Rule struct {
 	// `ttsr_trigger` / `ttsrTrigger`). A rule with any is a stream trigger.
 	Condition []string
 	Level     Level
-	// Provider is the name of the provider that produced the rule. The host
-	// fills it in from Describe; a provider need not set it.
-	Provider string
 }
 
-// Warning is a problem a provider or the host found. It never stops other
-// files or providers from loading.
+// Warning is a problem a provider found with one file or with its setup. It
+// never stops other files or providers from loading. The host adds who sent
+// it when it reports it.
 type Warning struct {
-	Provider string // provider name, or binary path when the provider failed to start
-	Path     string // the file concerned, when there is one
-	Message  string
+	Path    string // the file concerned (absolute), when there is one
+	Message string
 }
 
+// String renders the warning as "path: message", or the message alone.
 func (w Warning) String() string {
-	s := w.Message
-	if w.Path != "" {
-		s = w.Path + ": " + s
+	if w.Path == "" {
+		return w.Message
 	}
-	if w.Provider != "" {
-		s = w.Provider + ": " + s
-	}
-	return s
+	return w.Path + ": " + w.Message
 }
 
 // ProviderInfo is what Describe returns.
 type ProviderInfo struct {
-	Name         string
-	Version      string
-	Priority     int
-	Capabilities []string
+	Name     string
+	Version  string
+	Priority int // the provider's default; a host may override it
 }
 
 // DiscoverRequest tells a provider where to look. All paths are absolute.

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/shared"
 )
@@ -45,7 +46,7 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 	}
 	for _, w := range rootWarnings {
 		// The whole text as the message: how root warnings have always been shown.
-		res.Warnings = append(res.Warnings, shared.Warning{Message: w.String()})
+		res.Warnings = append(res.Warnings, diag.Warning{Message: w.String()})
 	}
 	return res, err
 }

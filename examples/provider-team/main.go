@@ -16,11 +16,12 @@ type team struct{}
 
 func (team) Info() plugin.Info {
 	// Priority 60 ranks between native (100) and cursor/windsurf (50).
-	return plugin.Info{Name: "team", Version: "1.0.0", Priority: 60, Capabilities: []string{"rules"}}
+	return plugin.Info{Name: "team", Version: "1.0.0", Priority: 60}
 }
 
 func (team) Discover(_ context.Context, req plugin.Request) (plugin.Result, error) {
 	var res plugin.Result
+	// Paths are names in req.FS: WorkspaceRoot is e.g. "home/u/repo".
 	files, warnings := plugin.LoadDir(req.FS, path.Join(req.WorkspaceRoot, ".team/rules"), ".md")
 	res.Warnings = warnings
 	for _, f := range files {

@@ -1,6 +1,6 @@
 // Package broker finds rule provider plugins, starts each as its own process,
 // serves them the host's filesystem, collects what they discover, and merges
-// it by priority (spec/002 §4). A provider that fails costs only its own
+// it by priority, the first rule of each name winning. A provider that fails costs only its own
 // rules: the failure comes back as a warning naming the binary.
 package broker
 
@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,8 +15,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
+	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -58,23 +59,18 @@ type Provider struct {
 
 // Result is what a Load found.
 type Result struct {
-	// Rules in merge order, shadowed ones included and marked.
-	Rules []Rule
+	// Rules in merge order, shadowed ones included and marked, each naming
+	// its provider.
+	Rules []ruleset.Rule
 	// Providers in registration order.
 	Providers []Provider
-	Warnings  []shared.Warning
+	// Warnings from the providers and about them; Source names the provider,
+	// or its binary when it failed before it could name itself.
+	Warnings []diag.Warning
 }
 
 // Active returns the rules that won their names, in merge order.
-func (r Result) Active() []shared.Rule {
-	out := make([]shared.Rule, 0, len(r.Rules))
-	for _, rule := range r.Rules {
-		if !rule.Shadowed {
-			out = append(out, rule.Rule)
-		}
-	}
-	return out
-}
+func (r Result) Active() []ruleset.Rule { return ruleset.Active(r.Rules) }
 
 // Load starts every provider in parallel, runs Discover once on each, stops
 // them all, and merges the results. It fails only when the options are
@@ -97,10 +93,10 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	}
 	found, hidden, problems := findBinaries(opts.PluginDirs)
 	for _, p := range problems {
-		res.Warnings = append(res.Warnings, shared.Warning{Message: "cannot list plugin directory: " + p.Error()})
+		res.Warnings = append(res.Warnings, diag.Warning{Message: "cannot list plugin directory: " + p.Error()})
 	}
 	for _, path := range hidden {
-		res.Warnings = append(res.Warnings, shared.Warning{Provider: path, Path: path,
+		res.Warnings = append(res.Warnings, diag.Warning{Source: path, Path: path,
 			Message: "ignored: a provider binary of the same name comes earlier in the plugin path"})
 	}
 	for _, c := range found {
@@ -129,7 +125,7 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 			if first, dup := firstOrigin[p.Name]; dup {
 				// Both run and merge; the earlier registration wins every tie,
 				// which is rarely what someone installing a second copy wants.
-				res.Warnings = append(res.Warnings, shared.Warning{Provider: p.Origin, Message: fmt.Sprintf(
+				res.Warnings = append(res.Warnings, diag.Warning{Source: p.Origin, Message: fmt.Sprintf(
 					"provider name %q is also used by %s; both ran, and a --priority override applies to both", p.Name, first)})
 			} else {
 				firstOrigin[p.Name] = p.Origin
@@ -144,7 +140,7 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 			if who == "builtin" {
 				who = "built-in provider " + launches[i].name
 			}
-			res.Warnings = append(res.Warnings, shared.Warning{Provider: who, Message: "provider skipped: " + p.Err.Error()})
+			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Message: "provider skipped: " + p.Err.Error()})
 		} else {
 			sets = append(sets, providerRules{Name: p.Name, Priority: p.Priority, Order: i, Rules: o.rules})
 		}
@@ -161,7 +157,7 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 // kept from the providers: expected when a host confines reads, but a user
 // whose rules live outside the allowed roots needs to learn why they are
 // missing. Provider.Refused has the detail.
-func refusedWarning(providers []Provider) (shared.Warning, bool) {
+func refusedWarning(providers []Provider) (diag.Warning, bool) {
 	seen := map[string]bool{}
 	var paths []string
 	for _, p := range providers {
@@ -173,14 +169,14 @@ func refusedWarning(providers []Provider) (shared.Warning, bool) {
 		}
 	}
 	if len(paths) == 0 {
-		return shared.Warning{}, false
+		return diag.Warning{}, false
 	}
 	const show = 3
 	list := strings.Join(paths[:min(show, len(paths))], ", ")
 	if len(paths) > show {
 		list += fmt.Sprintf(", and %d more", len(paths)-show)
 	}
-	return shared.Warning{Message: fmt.Sprintf(
+	return diag.Warning{Message: fmt.Sprintf(
 		"the host's filesystem policy kept %d path(s) from the providers, so no rules were loaded from them: %s", len(paths), list)}, true
 }
 
@@ -194,7 +190,7 @@ type launch struct {
 type outcome struct {
 	provider Provider
 	rules    []shared.Rule
-	warnings []shared.Warning
+	warnings []diag.Warning
 }
 
 // run starts the provider, asks it to describe itself and discover, and stops
@@ -218,38 +214,22 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 		return fail(err)
 	}
 	tieToHost(cmd)
-	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  shared.Handshake(),
-		VersionedPlugins: shared.VersionedPlugins(nil),
-		Cmd:              cmd,
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		Logger:           opts.Logger.Named(l.name),
-		StartTimeout:     opts.Timeout,
-		Stderr:           stderr,
-		SyncStdout:       io.Discard,
-		SyncStderr:       io.Discard,
+	client, err := wire.Start(ctx, wire.Config{
+		Cmd:          cmd,
+		StartTimeout: opts.Timeout,
+		Logger:       opts.Logger.Named(l.name),
+		Stderr:       stderr,
 	})
+	if err != nil {
+		return fail(explain("start", err, opts.Timeout))
+	}
 	defer client.Kill()
-
-	rpc, err := client.Client()
-	if err != nil {
-		return fail(startFailure(err))
-	}
-	if rc := client.ReattachConfig(); rc != nil {
-		out.provider.PID = rc.Pid
-	}
-	raw, err := rpc.Dispense(shared.PluginName)
-	if err != nil {
-		return fail(fmt.Errorf("no provider service: %w", err))
-	}
-	prov, ok := raw.(shared.Provider)
-	if !ok {
-		return fail(fmt.Errorf("unexpected plugin type %T", raw))
-	}
+	out.provider.PID = client.PID
+	prov := client.Provider
 
 	info, err := prov.Describe(ctx)
 	if err != nil {
-		return fail(callFailure(ctx, "describe", err, opts.Timeout))
+		return fail(explain("describe", err, opts.Timeout))
 	}
 	if info.Name == "" {
 		return fail(errors.New("describe: the provider has no name"))
@@ -265,7 +245,7 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 	out.provider.Reads, out.provider.Refused = fsys.read()
 	out.warnings = sink.warnings
 	if err != nil {
-		return fail(callFailure(ctx, "discover", err, opts.Timeout))
+		return fail(explain("discover", err, opts.Timeout))
 	}
 	out.rules = sink.rules
 	out.provider.Rules = len(sink.rules)
@@ -276,12 +256,12 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 type collect struct {
 	provider string
 	rules    []shared.Rule
-	warnings []shared.Warning
+	warnings []diag.Warning
 }
 
 func (c *collect) Rule(r shared.Rule) error {
 	if r.Name == "" {
-		c.warnings = append(c.warnings, shared.Warning{Provider: c.provider, Path: r.Path, Message: "rule has no name; ignored"})
+		c.warnings = append(c.warnings, diag.Warning{Source: c.provider, Path: r.Path, Message: "rule has no name; ignored"})
 		return nil
 	}
 	c.rules = append(c.rules, r)
@@ -289,7 +269,6 @@ func (c *collect) Rule(r shared.Rule) error {
 }
 
 func (c *collect) Warning(w shared.Warning) error {
-	w.Provider = c.provider
-	c.warnings = append(c.warnings, w)
+	c.warnings = append(c.warnings, diag.Warning{Source: c.provider, Path: w.Path, Message: w.Message})
 	return nil
 }

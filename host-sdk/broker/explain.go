@@ -1,51 +1,48 @@
 package broker
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	"github.com/rulebroker/rulebroker/internal/wire"
 )
 
-// startFailure rewrites go-plugin's start errors, which run to a dozen lines
-// of generic advice, into one line that says what the provider did.
-func startFailure(err error) error {
-	msg := err.Error()
-	const unrecognized = "Unrecognized remote plugin message: "
-	if i := strings.Index(msg, unrecognized); i >= 0 {
-		line, _, _ := strings.Cut(msg[i+len(unrecognized):], "\n")
-		if strings.TrimSpace(line) == "" {
+// explain says in one line what a provider did when it failed to start or
+// failed the call op ("describe", "discover"). The wire classifies the
+// failure; this only words it, so nothing here reads gRPC's or go-plugin's
+// text.
+func explain(op string, err error, timeout time.Duration) error {
+	var we *wire.Error
+	if !errors.As(err, &we) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if we.Op == "start" {
+		switch {
+		case errors.Is(we, wire.ErrJunk):
+			return fmt.Errorf("failed to start: it printed %q on stdout instead of a go-plugin handshake", clipLine(we.Detail))
+		case errors.Is(we, wire.ErrNoService):
+			return fmt.Errorf("no provider service: %s", we.Detail)
+		case we.Detail == "":
 			return errors.New("failed to start: it exited or closed stdout without a go-plugin handshake")
+		default: // ErrStart, ErrProtocol, ErrTimeout, ErrCanceled: the detail says which
+			return fmt.Errorf("failed to start: %s", we.Detail)
 		}
-		return fmt.Errorf("failed to start: it printed %q on stdout instead of a go-plugin handshake", clipLine(line))
 	}
-	first, _, _ := strings.Cut(msg, "\n")
-	return fmt.Errorf("failed to start: %s", first)
-}
-
-// callFailure explains a failed Describe or Discover call.
-func callFailure(ctx context.Context, op string, err error, timeout fmt.Stringer) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	switch {
+	case errors.Is(we, wire.ErrTimeout):
 		return fmt.Errorf("%s: timed out after %v", op, timeout)
+	case errors.Is(we, wire.ErrCanceled):
+		return fmt.Errorf("%s: cancelled by the host: %w", op, we.Err)
+	case errors.Is(we, wire.ErrCrashed):
+		return fmt.Errorf("%s: the connection was lost; the provider crashed or exited mid-call (%s)", op, we.Detail)
+	case errors.Is(we, wire.ErrUnimplemented):
+		return fmt.Errorf("%s: the provider does not implement it (%s)", op, we.Detail)
+	default: // ErrFailed: the provider's own words
+		return fmt.Errorf("%s: %s", op, we.Detail)
 	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: cancelled by the host: %w", op, ctx.Err())
-	}
-	if st, ok := status.FromError(err); ok {
-		switch st.Code() {
-		case codes.Unavailable, codes.Canceled:
-			return fmt.Errorf("%s: the connection was lost; the provider crashed or exited mid-call (%s)", op, st.Message())
-		case codes.Unimplemented:
-			return fmt.Errorf("%s: the provider does not implement it (%s)", op, st.Message())
-		default:
-			return fmt.Errorf("%s: %s", op, st.Message())
-		}
-	}
-	return fmt.Errorf("%s: %w", op, err)
 }
 
 func clipLine(s string) string {

@@ -7,19 +7,47 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	"github.com/rulebroker/rulebroker/internal/wire"
 )
 
-func TestStartFailureIsOneClearLine(t *testing.T) {
-	long := errors.New("Unrecognized remote plugin message: junk\nThis usually means\n  the plugin was not compiled...")
-	got := startFailure(long).Error()
-	if got != `failed to start: it printed "junk" on stdout instead of a go-plugin handshake` {
-		t.Errorf("got %q", got)
+// Each kind of failure the wire reports reads as one line saying what the
+// provider did. These are the texts hosts and their users see.
+func TestExplainWordsEachKind(t *testing.T) {
+	tests := []struct {
+		op   string
+		err  error
+		want string
+	}{
+		{"start", &wire.Error{Kind: wire.ErrJunk, Op: "start", Detail: "junk"},
+			`failed to start: it printed "junk" on stdout instead of a go-plugin handshake`},
+		{"start", &wire.Error{Kind: wire.ErrStart, Op: "start"},
+			"failed to start: it exited or closed stdout without a go-plugin handshake"},
+		{"start", &wire.Error{Kind: wire.ErrStart, Op: "start", Detail: "fork/exec /p: permission denied"},
+			"failed to start: fork/exec /p: permission denied"},
+		{"start", &wire.Error{Kind: wire.ErrProtocol, Op: "start", Detail: "incompatible API version with plugin. Plugin version: 99, Client versions: [1]"},
+			"failed to start: incompatible API version with plugin. Plugin version: 99, Client versions: [1]"},
+		{"start", &wire.Error{Kind: wire.ErrNoService, Op: "start", Detail: "unknown plugin type"},
+			"no provider service: unknown plugin type"},
+		{"discover", &wire.Error{Kind: wire.ErrTimeout, Op: "discover"},
+			"discover: timed out after 1s"},
+		{"discover", &wire.Error{Kind: wire.ErrCanceled, Op: "discover", Err: context.Canceled},
+			"discover: cancelled by the host: context canceled"},
+		{"discover", &wire.Error{Kind: wire.ErrCrashed, Op: "discover", Detail: "error reading from server: EOF"},
+			"discover: the connection was lost; the provider crashed or exited mid-call (error reading from server: EOF)"},
+		{"describe", &wire.Error{Kind: wire.ErrUnimplemented, Op: "describe", Detail: "method Describe not implemented"},
+			"describe: the provider does not implement it (method Describe not implemented)"},
+		{"discover", &wire.Error{Kind: wire.ErrFailed, Op: "discover", Detail: "boom"},
+			"discover: boom"},
+		{"discover", errors.New("sink full"), "discover: sink full"},
 	}
-	got = startFailure(errors.New("Unrecognized remote plugin message: \nFailed to read any lines")).Error()
-	if !strings.Contains(got, "without a go-plugin handshake") || strings.Contains(got, "\n") {
-		t.Errorf("got %q", got)
+	for _, tt := range tests {
+		if got := explain(tt.op, tt.err, time.Second).Error(); got != tt.want {
+			t.Errorf("explain(%v)\n got %q\nwant %q", tt.err, got, tt.want)
+		}
+	}
+	long := &wire.Error{Kind: wire.ErrJunk, Op: "start", Detail: strings.Repeat("x", 500)}
+	if got := explain("start", long, time.Second).Error(); len(got) > 300 {
+		t.Errorf("a long junk line is clipped, got %d bytes", len(got))
 	}
 }
 
@@ -55,21 +83,5 @@ func TestStderrTailBoundsAnEndlessLine(t *testing.T) {
 	tail.Write([]byte("\nfatal error: out of memory\n"))
 	if got := tail.last(); got != "fatal error: out of memory" {
 		t.Fatalf("last = %q", got)
-	}
-}
-
-// When the host cancels the load, a provider's failed call is the host's
-// doing, not a crash.
-func TestCallFailureOnHostCancel(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	got := callFailure(ctx, "discover", status.Error(codes.Canceled, "context canceled"), time.Second).Error()
-	if strings.Contains(got, "crashed") || !strings.Contains(got, "cancelled by the host") {
-		t.Fatalf("got %q", got)
-	}
-	live := context.Background()
-	got = callFailure(live, "discover", status.Error(codes.Unavailable, "EOF"), time.Second).Error()
-	if !strings.Contains(got, "crashed or exited mid-call") {
-		t.Fatalf("got %q", got)
 	}
 }

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	goplugin "github.com/hashicorp/go-plugin"
-
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
+	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -29,11 +29,7 @@ func TestMain(m *testing.M) {
 		name, rest, _ := strings.Cut(spec, ":")
 		prio, mode, _ := strings.Cut(rest, ":")
 		p, _ := strconv.Atoi(prio)
-		goplugin.Serve(&goplugin.ServeConfig{
-			HandshakeConfig:  shared.Handshake(),
-			VersionedPlugins: shared.VersionedPlugins(testProvider{name: name, priority: p, mode: mode}),
-			GRPCServer:       goplugin.DefaultGRPCServer,
-		})
+		wire.Serve(testProvider{name: name, priority: p, mode: mode}, nil)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -84,7 +80,7 @@ func testFS() *workfstest.Mem {
 	return m
 }
 
-func names(rules []Rule) []string {
+func names(rules []ruleset.Rule) []string {
 	var out []string
 	for _, r := range rules {
 		s := r.Provider + ":" + r.Name
@@ -163,7 +159,7 @@ func TestLoadHungProviderCostsOnlyItself(t *testing.T) {
 	if processAlive(stuck.PID) {
 		t.Errorf("the hung provider (pid %d) outlived Load", stuck.PID)
 	}
-	if len(res.Warnings) != 1 || res.Warnings[0].Provider != "built-in provider stuck" ||
+	if len(res.Warnings) != 1 || res.Warnings[0].Source != "built-in provider stuck" ||
 		!strings.Contains(res.Warnings[0].Message, "discover: timed out") {
 		t.Errorf("warnings = %v", res.Warnings)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -20,7 +21,7 @@ func rules(names ...string) []shared.Rule {
 }
 
 // order renders a merge as "provider:name" (with a trailing "!" when shadowed).
-func order(merged []Rule) []string {
+func order(merged []ruleset.Rule) []string {
 	var out []string
 	for _, r := range merged {
 		s := r.Provider + ":" + r.Name

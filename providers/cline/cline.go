@@ -24,7 +24,7 @@ func New() plugin.Provider { return provider{} }
 
 // Info names the provider; 40 puts Cline's rules after every other built-in.
 func (provider) Info() plugin.Info {
-	return plugin.Info{Name: "cline", Version: "0.1.0", Priority: 40, Capabilities: []string{"rules"}}
+	return plugin.Info{Name: "cline", Version: "0.1.0", Priority: 40}
 }
 
 // Discover loads the nearest .clinerules.
@@ -62,20 +62,20 @@ func (provider) Discover(ctx context.Context, req plugin.Request) (plugin.Result
 	return res, nil
 }
 
-// nearest walks from cwd up to the root and returns the first .clinerules
-// that exists (following symlinks). A path it cannot inspect (permission,
-// I/O) stops the search with a warning: a farther .clinerules might not be
-// the nearest one, so loading it would be a guess.
+// nearest walks from cwd up to the root (".") and returns the first
+// .clinerules that exists (following symlinks). A path it cannot inspect
+// (permission, I/O) stops the search with a warning: a farther .clinerules
+// might not be the nearest one, so loading it would be a guess.
 func nearest(ctx context.Context, fsys fs.FS, cwd string) (string, fs.FileInfo, *plugin.Warning) {
-	for dir := path.Clean("/" + cwd); ctx.Err() == nil; dir = path.Dir(dir) {
+	for dir := path.Clean(cwd); ctx.Err() == nil; dir = path.Dir(dir) {
 		p := path.Join(dir, ".clinerules")
-		info, err := fs.Stat(fsys, plugin.FSPath(p))
+		info, err := fs.Stat(fsys, p)
 		switch {
 		case err == nil:
 			return p, info, nil
 		case !plugin.IsAbsent(err):
 			return "", nil, &plugin.Warning{Path: p, Message: "cannot inspect: " + plugin.ErrorCause(err) + "; .clinerules search stopped here"}
-		case dir == "/":
+		case dir == ".":
 			return "", nil, nil
 		}
 	}

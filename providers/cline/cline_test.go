@@ -12,7 +12,7 @@ import (
 )
 
 func TestInfo(t *testing.T) {
-	want := plugin.Info{Name: "cline", Version: "0.1.0", Priority: 40, Capabilities: []string{"rules"}}
+	want := plugin.Info{Name: "cline", Version: "0.1.0", Priority: 40}
 	if got := New().Info(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Info = %+v, want %+v", got, want)
 	}
@@ -37,18 +37,18 @@ func TestDiscoverNearest(t *testing.T) {
 				"work/.clinerules":                    {Data: []byte("farther, ignored")},
 				"work/p/sub/.clinerules/elsewhere.md": {Data: []byte("below cwd, ignored")},
 			},
-			want: []string{"a project /work/p/.clinerules/a.md", "b project /work/p/.clinerules/b.md"},
+			want: []string{"a project work/p/.clinerules/a.md", "b project work/p/.clinerules/b.md"},
 		},
 		{
 			name: "file in cwd: one rule named clinerules",
 			fsys: fstest.MapFS{"work/p/.clinerules": {Data: []byte("rules")}},
-			want: []string{"clinerules project /work/p/.clinerules"},
+			want: []string{"clinerules project work/p/.clinerules"},
 		},
 		{
 			name: "found in a parent",
 			fsys: fstest.MapFS{"work/.clinerules/x.md": {Data: []byte("x")}},
-			cwd:  "/work/p/deep/er",
-			want: []string{"x project /work/.clinerules/x.md"},
+			cwd:  "work/p/deep/er",
+			want: []string{"x project work/.clinerules/x.md"},
 		},
 		{
 			name: "nearest wins over farther",
@@ -57,13 +57,13 @@ func TestDiscoverNearest(t *testing.T) {
 				"work/p/.clinerules/x.md": {Data: []byte("far")},
 				".clinerules":             {Data: []byte("root")},
 			},
-			cwd:  "/work/p/deep/er",
-			want: []string{"clinerules project /work/p/deep/.clinerules"},
+			cwd:  "work/p/deep/er",
+			want: []string{"clinerules project work/p/deep/.clinerules"},
 		},
 		{
 			name: "found at the filesystem root",
 			fsys: fstest.MapFS{".clinerules": {Data: []byte("root")}},
-			want: []string{"clinerules project /.clinerules"},
+			want: []string{"clinerules project .clinerules"},
 		},
 		{
 			name: "empty .clinerules directory stops the search",
@@ -84,7 +84,7 @@ func TestDiscoverNearest(t *testing.T) {
 				"work/p/.clinerules":     {Data: []byte("../shared/cline"), Mode: fs.ModeSymlink},
 				"work/shared/cline/r.md": {Data: []byte("r")},
 			},
-			want: []string{"r project /work/p/.clinerules/r.md"},
+			want: []string{"r project work/p/.clinerules/r.md"},
 		},
 		{
 			name: "a file on the way up is not a directory",
@@ -92,7 +92,7 @@ func TestDiscoverNearest(t *testing.T) {
 				"work/p":           {Data: []byte("a file, not a dir")},
 				"work/.clinerules": {Data: []byte("found")},
 			},
-			want: []string{"clinerules project /work/.clinerules"},
+			want: []string{"clinerules project work/.clinerules"},
 		},
 	}
 	for _, tt := range tests {
@@ -116,14 +116,14 @@ func TestDiscoverFileContent(t *testing.T) {
 	// Cline's CRCT files open with a line that looks like a fence but is not.
 	data := "---CLINE_RULES_START---\n[COUNT]: 1\n---CLINE_RULES_END---\n"
 	res := pt.Discover(t, New(), fstest.MapFS{"work/p/.clinerules": {Data: []byte(data)}})
-	want := plugin.Rule{Name: "clinerules", Path: "/work/p/.clinerules", Content: data[:len(data)-1], Level: plugin.LevelProject}
+	want := plugin.Rule{Name: "clinerules", Path: "work/p/.clinerules", Content: data[:len(data)-1], Level: plugin.LevelProject}
 	if len(res.Rules) != 1 || !reflect.DeepEqual(res.Rules[0], want) {
 		t.Errorf("rules = %+v\nwant    %+v", res.Rules, want)
 	}
 }
 
 func TestDiscoverNormalization(t *testing.T) {
-	const file = "/work/p/.clinerules/r.md"
+	const file = "work/p/.clinerules/r.md"
 	tests := []struct {
 		name     string
 		data     string
@@ -161,10 +161,10 @@ func TestDiscoverUnreadable(t *testing.T) {
 			"work/p/.clinerules/b.md": {Data: []byte("b")},
 		}, Fail: []string{"work/p/.clinerules/a.md"}, Err: fs.ErrPermission}
 		res := pt.Discover(t, New(), fsys)
-		if got, want := pt.Rules(res.Rules), []string{"b project /work/p/.clinerules/b.md"}; !reflect.DeepEqual(got, want) {
+		if got, want := pt.Rules(res.Rules), []string{"b project work/p/.clinerules/b.md"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("rules = %q, want %q", got, want)
 		}
-		if got, want := pt.Warnings(res.Warnings), []string{"/work/p/.clinerules/a.md: cannot read file: permission denied"}; !reflect.DeepEqual(got, want) {
+		if got, want := pt.Warnings(res.Warnings), []string{"work/p/.clinerules/a.md: cannot read file: permission denied"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("warnings = %q, want %q", got, want)
 		}
 	})
@@ -177,7 +177,7 @@ func TestDiscoverUnreadable(t *testing.T) {
 		if len(res.Rules) != 0 {
 			t.Errorf("rules = %q, want none", pt.Rules(res.Rules))
 		}
-		if got, want := pt.Warnings(res.Warnings), []string{"/work/p/.clinerules: cannot inspect: permission denied; .clinerules search stopped here"}; !reflect.DeepEqual(got, want) {
+		if got, want := pt.Warnings(res.Warnings), []string{"work/p/.clinerules: cannot inspect: permission denied; .clinerules search stopped here"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("warnings = %q, want %q", got, want)
 		}
 	})
@@ -186,7 +186,7 @@ func TestDiscoverUnreadable(t *testing.T) {
 func TestDiscoverCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := New().Discover(ctx, plugin.Request{Cwd: "/work/p", Home: "/home/u", FS: fstest.MapFS{}}); err == nil {
+	if _, err := New().Discover(ctx, plugin.Request{Cwd: "work/p", Home: "home/u", FS: fstest.MapFS{}}); err == nil {
 		t.Error("Discover ignored a cancelled context")
 	}
 }

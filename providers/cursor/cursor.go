@@ -24,7 +24,7 @@ func New() plugin.Provider { return provider{} }
 // Info names the provider. Cursor and windsurf share priority 50; the broker
 // registers cursor first, so cursor wins a tie.
 func (provider) Info() plugin.Info {
-	return plugin.Info{Name: "cursor", Version: "0.1.0", Priority: 50, Capabilities: []string{"rules"}}
+	return plugin.Info{Name: "cursor", Version: "0.1.0", Priority: 50}
 }
 
 // Discover loads the user rules, then the project rules.

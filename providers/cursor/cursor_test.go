@@ -11,7 +11,7 @@ import (
 )
 
 func TestInfo(t *testing.T) {
-	want := plugin.Info{Name: "cursor", Version: "0.1.0", Priority: 50, Capabilities: []string{"rules"}}
+	want := plugin.Info{Name: "cursor", Version: "0.1.0", Priority: 50}
 	if got := New().Info(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Info = %+v, want %+v", got, want)
 	}
@@ -31,17 +31,17 @@ func TestDiscoverPathsOrderAndLevels(t *testing.T) {
 	}
 	res := pt.Discover(t, New(), fsys)
 	want := []string{
-		"a user /home/u/.cursor/rules/a.mdc",
-		"z user /home/u/.cursor/rules/z.md",
-		"a project /work/p/.cursor/rules/a.md",
-		"b project /work/p/.cursor/rules/b.mdc",
+		"a user home/u/.cursor/rules/a.mdc",
+		"z user home/u/.cursor/rules/z.md",
+		"a project work/p/.cursor/rules/a.md",
+		"b project work/p/.cursor/rules/b.mdc",
 	}
 	if got := pt.Rules(res.Rules); !reflect.DeepEqual(got, want) {
 		t.Errorf("rules = %q\nwant    %q", got, want)
 	}
 	// The legacy file is not read, but the user is told; the one in home is
 	// no project's and is left alone.
-	wantWarnings := []string{"/work/p/.cursorrules: legacy .cursorrules is not read; move its rules to .cursor/rules/*.mdc"}
+	wantWarnings := []string{"work/p/.cursorrules: legacy .cursorrules is not read; move its rules to .cursor/rules/*.mdc"}
 	if got := pt.Warnings(res.Warnings); !reflect.DeepEqual(got, wantWarnings) {
 		t.Errorf("warnings = %q\nwant       %q", got, wantWarnings)
 	}
@@ -50,13 +50,13 @@ func TestDiscoverPathsOrderAndLevels(t *testing.T) {
 func TestDiscoverCwdIsHome(t *testing.T) {
 	fsys := fstest.MapFS{"home/u/.cursor/rules/a.mdc": {Data: []byte("a")}}
 	res := pt.DiscoverIn(t, New(), fsys, pt.Home)
-	if got, want := pt.Rules(res.Rules), []string{"a user /home/u/.cursor/rules/a.mdc"}; !reflect.DeepEqual(got, want) {
+	if got, want := pt.Rules(res.Rules), []string{"a user home/u/.cursor/rules/a.mdc"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("rules = %q, want %q (listed once)", got, want)
 	}
 }
 
 func TestDiscoverNormalization(t *testing.T) {
-	const file = "/work/p/.cursor/rules/r.mdc"
+	const file = "work/p/.cursor/rules/r.mdc"
 	tests := []struct {
 		name     string
 		data     string
@@ -163,7 +163,7 @@ func TestDiscoverSymlinks(t *testing.T) {
 	if len(res.Rules) != 1 || res.Rules[0].Name != "link" || res.Rules[0].Content != "shared" || !res.Rules[0].AlwaysApply {
 		t.Errorf("rules = %+v", res.Rules)
 	}
-	if got, want := pt.Warnings(res.Warnings), []string{"/work/p/.cursor/rules/broken.mdc: symlink target does not exist; skipped"}; !reflect.DeepEqual(got, want) {
+	if got, want := pt.Warnings(res.Warnings), []string{"work/p/.cursor/rules/broken.mdc: symlink target does not exist; skipped"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings = %q, want %q", got, want)
 	}
 }
@@ -175,10 +175,10 @@ func TestDiscoverUnreadableFile(t *testing.T) {
 		"work/p/.cursor/rules/c.mdc": {Data: []byte("c")},
 	}, Fail: []string{"work/p/.cursor/rules/b.mdc"}, Err: fs.ErrPermission}
 	res := pt.Discover(t, New(), fsys)
-	if got, want := pt.Rules(res.Rules), []string{"a user /home/u/.cursor/rules/a.mdc", "c project /work/p/.cursor/rules/c.mdc"}; !reflect.DeepEqual(got, want) {
+	if got, want := pt.Rules(res.Rules), []string{"a user home/u/.cursor/rules/a.mdc", "c project work/p/.cursor/rules/c.mdc"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("rules = %q, want %q", got, want)
 	}
-	if got, want := pt.Warnings(res.Warnings), []string{"/work/p/.cursor/rules/b.mdc: cannot read file: permission denied"}; !reflect.DeepEqual(got, want) {
+	if got, want := pt.Warnings(res.Warnings), []string{"work/p/.cursor/rules/b.mdc: cannot read file: permission denied"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings = %q, want %q", got, want)
 	}
 }

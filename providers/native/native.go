@@ -22,7 +22,7 @@ func New() plugin.Provider { return provider{} }
 
 // Info names the provider; 100 puts native rules ahead of every other source.
 func (provider) Info() plugin.Info {
-	return plugin.Info{Name: "native", Version: "0.1.0", Priority: 100, Capabilities: []string{"rules"}}
+	return plugin.Info{Name: "native", Version: "0.1.0", Priority: 100}
 }
 
 // Discover loads the project rules, then the user rules.

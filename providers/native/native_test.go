@@ -12,7 +12,7 @@ import (
 )
 
 func TestInfo(t *testing.T) {
-	want := plugin.Info{Name: "native", Version: "0.1.0", Priority: 100, Capabilities: []string{"rules"}}
+	want := plugin.Info{Name: "native", Version: "0.1.0", Priority: 100}
 	if got := New().Info(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Info = %+v, want %+v", got, want)
 	}
@@ -33,10 +33,10 @@ func TestDiscoverPathsOrderAndLevels(t *testing.T) {
 	}
 	res := pt.Discover(t, New(), fsys)
 	want := []string{
-		"a project /work/p/.xcsh/rules/a.md",
-		"b project /work/p/.xcsh/rules/b.mdc",
-		"a user /home/u/.xcsh/agent/rules/a.md",
-		"z user /home/u/.xcsh/agent/rules/z.mdc",
+		"a project work/p/.xcsh/rules/a.md",
+		"b project work/p/.xcsh/rules/b.mdc",
+		"a user home/u/.xcsh/agent/rules/a.md",
+		"z user home/u/.xcsh/agent/rules/z.mdc",
 	}
 	if got := pt.Rules(res.Rules); !reflect.DeepEqual(got, want) {
 		t.Errorf("rules = %q\nwant    %q", got, want)
@@ -70,7 +70,7 @@ func TestDiscoverNormalization(t *testing.T) {
 			name:     "non-string globs elements dropped with a warning",
 			data:     "---\nglobs: [\"*.go\", 7]\n---\nbody",
 			want:     plugin.Rule{Globs: []string{"*.go"}, Content: "body"},
-			warnings: []string{"/work/p/.xcsh/rules/r.md: globs: element 2 (7) is not a string; dropped"},
+			warnings: []string{"work/p/.xcsh/rules/r.md: globs: element 2 (7) is not a string; dropped"},
 		},
 		{
 			name: "condition",
@@ -91,13 +91,13 @@ func TestDiscoverNormalization(t *testing.T) {
 			name:     "wrong types",
 			data:     "---\nalwaysApply: \"yes\"\ndescription: [a]\n---\nbody",
 			want:     plugin.Rule{Content: "body"},
-			warnings: []string{`/work/p/.xcsh/rules/r.md: description: a list is not a string; ignored`, `/work/p/.xcsh/rules/r.md: alwaysApply: "yes" is not a boolean; ignored`},
+			warnings: []string{`work/p/.xcsh/rules/r.md: description: a list is not a string; ignored`, `work/p/.xcsh/rules/r.md: alwaysApply: "yes" is not a boolean; ignored`},
 		},
 		{
 			name:     "invalid YAML: line fallback",
 			data:     "---\nglobs: *.ts,*.tsx\nalwaysApply: true\ndescription: TS\n---\nbody",
 			want:     plugin.Rule{Globs: []string{"*.ts", "*.tsx"}, AlwaysApply: true, Description: "TS", Content: "body"},
-			warnings: []string{"/work/p/.xcsh/rules/r.md: invalid YAML frontmatter: yaml: did not find expected alphabetic or numeric character; read with the line fallback"},
+			warnings: []string{"work/p/.xcsh/rules/r.md: invalid YAML frontmatter: yaml: did not find expected alphabetic or numeric character; read with the line fallback"},
 		},
 		{
 			name: "no frontmatter",
@@ -108,7 +108,7 @@ func TestDiscoverNormalization(t *testing.T) {
 			name:     "empty file",
 			data:     "",
 			want:     plugin.Rule{},
-			warnings: []string{"/work/p/.xcsh/rules/r.md: empty rule file"},
+			warnings: []string{"work/p/.xcsh/rules/r.md: empty rule file"},
 		},
 	}
 	for _, tt := range tests {
@@ -132,17 +132,17 @@ func TestDiscoverUnreadableFile(t *testing.T) {
 		"home/u/.xcsh/agent/rules/c.md": {Data: []byte("c")},
 	}, Fail: []string{"work/p/.xcsh/rules/a.md"}, Err: fs.ErrPermission}
 	res := pt.Discover(t, New(), fsys)
-	if got, want := pt.Rules(res.Rules), []string{"b project /work/p/.xcsh/rules/b.md", "c user /home/u/.xcsh/agent/rules/c.md"}; !reflect.DeepEqual(got, want) {
+	if got, want := pt.Rules(res.Rules), []string{"b project work/p/.xcsh/rules/b.md", "c user home/u/.xcsh/agent/rules/c.md"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("rules = %q, want %q", got, want)
 	}
-	if got, want := pt.Warnings(res.Warnings), []string{"/work/p/.xcsh/rules/a.md: cannot read file: permission denied"}; !reflect.DeepEqual(got, want) {
+	if got, want := pt.Warnings(res.Warnings), []string{"work/p/.xcsh/rules/a.md: cannot read file: permission denied"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings = %q, want %q", got, want)
 	}
 }
 
 func TestDiscoverNoHome(t *testing.T) {
 	fsys := fstest.MapFS{".xcsh/agent/rules/a.md": {Data: []byte("a")}}
-	res, err := New().Discover(context.Background(), plugin.Request{Cwd: "/work/p", FS: fsys})
+	res, err := New().Discover(context.Background(), plugin.Request{Cwd: "work/p", FS: fsys})
 	if err != nil || len(res.Rules) != 0 {
 		t.Errorf("without a home: %+v, %v", res, err)
 	}
@@ -151,7 +151,7 @@ func TestDiscoverNoHome(t *testing.T) {
 func TestDiscoverCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := New().Discover(ctx, plugin.Request{Cwd: "/work/p", Home: "/home/u", FS: fstest.MapFS{}}); err == nil {
+	if _, err := New().Discover(ctx, plugin.Request{Cwd: "work/p", Home: "home/u", FS: fstest.MapFS{}}); err == nil {
 		t.Error("Discover ignored a cancelled context")
 	}
 }

@@ -27,7 +27,7 @@ func New() plugin.Provider { return provider{} }
 // Info names the provider. It shares priority 50 with cursor and is
 // registered after it.
 func (provider) Info() plugin.Info {
-	return plugin.Info{Name: "windsurf", Version: "0.1.0", Priority: 50, Capabilities: []string{"rules"}}
+	return plugin.Info{Name: "windsurf", Version: "0.1.0", Priority: 50}
 }
 
 // Discover loads global_rules, then the project rules.

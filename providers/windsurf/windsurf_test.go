@@ -13,7 +13,7 @@ import (
 const global = "home/u/.codeium/windsurf/memories/global_rules.md"
 
 func TestInfo(t *testing.T) {
-	want := plugin.Info{Name: "windsurf", Version: "0.1.0", Priority: 50, Capabilities: []string{"rules"}}
+	want := plugin.Info{Name: "windsurf", Version: "0.1.0", Priority: 50}
 	if got := New().Info(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Info = %+v, want %+v", got, want)
 	}
@@ -32,9 +32,9 @@ func TestDiscoverPathsOrderAndLevels(t *testing.T) {
 	}
 	res := pt.Discover(t, New(), fsys)
 	want := []string{
-		"global_rules user /" + global,
-		"a project /work/p/.windsurf/rules/a.md",
-		"b project /work/p/.windsurf/rules/b.md",
+		"global_rules user " + global,
+		"a project work/p/.windsurf/rules/a.md",
+		"b project work/p/.windsurf/rules/b.md",
 	}
 	if got := pt.Rules(res.Rules); !reflect.DeepEqual(got, want) {
 		t.Errorf("rules = %q\nwant    %q", got, want)
@@ -42,14 +42,14 @@ func TestDiscoverPathsOrderAndLevels(t *testing.T) {
 	if res.Rules[0].Content != "global" {
 		t.Errorf("global content = %q", res.Rules[0].Content)
 	}
-	wantWarnings := []string{"/work/p/.windsurfrules: legacy .windsurfrules is not read; move its rules to .windsurf/rules/*.md"}
+	wantWarnings := []string{"work/p/.windsurfrules: legacy .windsurfrules is not read; move its rules to .windsurf/rules/*.md"}
 	if got := pt.Warnings(res.Warnings); !reflect.DeepEqual(got, wantWarnings) {
 		t.Errorf("warnings = %q\nwant       %q", got, wantWarnings)
 	}
 }
 
 func TestDiscoverNormalization(t *testing.T) {
-	const file = "/work/p/.windsurf/rules/r.md"
+	const file = "work/p/.windsurf/rules/r.md"
 	tests := []struct {
 		name     string
 		data     string
@@ -93,7 +93,7 @@ func TestDiscoverNormalization(t *testing.T) {
 
 func TestDiscoverGlobalRulesFrontmatter(t *testing.T) {
 	res := pt.Discover(t, New(), fstest.MapFS{global: {Data: []byte("---\ndescription: mine\n---\nglobal")}})
-	want := plugin.Rule{Name: "global_rules", Path: "/" + global, Content: "global", Description: "mine", Level: plugin.LevelUser}
+	want := plugin.Rule{Name: "global_rules", Path: global, Content: "global", Description: "mine", Level: plugin.LevelUser}
 	if len(res.Rules) != 1 || !reflect.DeepEqual(res.Rules[0], want) {
 		t.Errorf("rules = %+v, want %+v", res.Rules, want)
 	}
@@ -113,12 +113,12 @@ func TestDiscoverUnreadable(t *testing.T) {
 		"work/p/.windsurf/rules/b.md": {Data: []byte("b")},
 	}, Fail: []string{global, "work/p/.windsurf/rules/a.md"}, Err: fs.ErrPermission}
 	res := pt.Discover(t, New(), fsys)
-	if got, want := pt.Rules(res.Rules), []string{"b project /work/p/.windsurf/rules/b.md"}; !reflect.DeepEqual(got, want) {
+	if got, want := pt.Rules(res.Rules), []string{"b project work/p/.windsurf/rules/b.md"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("rules = %q, want %q", got, want)
 	}
 	want := []string{
-		"/" + global + ": cannot read file: permission denied",
-		"/work/p/.windsurf/rules/a.md: cannot read file: permission denied",
+		global + ": cannot read file: permission denied",
+		"work/p/.windsurf/rules/a.md: cannot read file: permission denied",
 	}
 	if got := pt.Warnings(res.Warnings); !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings = %q, want %q", got, want)

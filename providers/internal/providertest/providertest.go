@@ -12,10 +12,11 @@ import (
 	"github.com/rulebroker/rulebroker/plugin"
 )
 
-// Home and Cwd are the user's home and the project in every provider test.
+// Home and Cwd are the user's home and the project in every provider test,
+// as names in the test's FS (the host's /home/u and /work/p).
 const (
-	Home = "/home/u"
-	Cwd  = "/work/p"
+	Home = "home/u"
+	Cwd  = "work/p"
 )
 
 // FailFS is FS with opening the named files failing with Err, the way a file
@@ -71,14 +72,14 @@ func Warnings(warnings []plugin.Warning) []string {
 	return out
 }
 
-// OneRule runs p on a tree holding only the project rule file at name (an
-// FS path, e.g. "work/p/.cursor/rules/r.mdc") with data, and checks the one
-// rule it yields — named "r", at that path, project level, otherwise want —
-// and the warnings, rendered as by Warnings.
+// OneRule runs p on a tree holding only the project rule file at name (e.g.
+// "work/p/.cursor/rules/r.mdc") with data, and checks the one rule it yields
+// — named "r", at that path, project level, otherwise want — and the
+// warnings, rendered as by Warnings.
 func OneRule(t *testing.T, p plugin.Provider, name, data string, want plugin.Rule, warnings []string) {
 	t.Helper()
 	res := Discover(t, p, fstest.MapFS{name: {Data: []byte(data)}})
-	want.Name, want.Path, want.Level = "r", "/"+name, plugin.LevelProject
+	want.Name, want.Path, want.Level = "r", name, plugin.LevelProject
 	if len(res.Rules) != 1 || !reflect.DeepEqual(res.Rules[0], want) {
 		t.Errorf("rules = %+v\nwant    %+v", res.Rules, want)
 	}

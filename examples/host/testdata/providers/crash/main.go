@@ -5,8 +5,7 @@ import (
 	"context"
 	"os"
 
-	goplugin "github.com/hashicorp/go-plugin"
-
+	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -26,10 +25,4 @@ func (crash) Discover(_ context.Context, _ shared.DiscoverRequest, _ shared.Host
 	return nil
 }
 
-func main() {
-	goplugin.Serve(&goplugin.ServeConfig{
-		HandshakeConfig:  shared.Handshake(),
-		VersionedPlugins: shared.VersionedPlugins(crash{}),
-		GRPCServer:       goplugin.DefaultGRPCServer,
-	})
-}
+func main() { wire.Serve(crash{}, nil) }

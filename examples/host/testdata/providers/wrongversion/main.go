@@ -4,15 +4,16 @@ package main
 import (
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
 func main() {
-	hs := shared.Handshake()
+	hs := wire.Handshake()
 	hs.ProtocolVersion = 99
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: hs,
-		Plugins:         shared.VersionedPlugins(nil)[shared.ProtocolVersion],
+		Plugins:         wire.VersionedPlugins(nil)[shared.ProtocolVersion],
 		GRPCServer:      goplugin.DefaultGRPCServer,
 	})
 }

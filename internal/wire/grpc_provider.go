@@ -1,4 +1,4 @@
-package shared
+package wire
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/rulebroker/rulebroker/shared"
 	pb "github.com/rulebroker/rulebroker/shared/providerv1"
 )
 
@@ -18,22 +19,21 @@ type providerClient struct {
 	broker *goplugin.GRPCBroker
 }
 
-func (c *providerClient) Describe(ctx context.Context) (ProviderInfo, error) {
+func (c *providerClient) Describe(ctx context.Context) (shared.ProviderInfo, error) {
 	resp, err := c.client.Describe(ctx, &pb.DescribeRequest{})
 	if err != nil {
-		return ProviderInfo{}, err
+		return shared.ProviderInfo{}, callError(ctx, "describe", err)
 	}
-	return ProviderInfo{
-		Name:         resp.GetName(),
-		Version:      resp.GetVersion(),
-		Priority:     int(resp.GetPriority()),
-		Capabilities: resp.GetCapabilities(),
+	return shared.ProviderInfo{
+		Name:     resp.GetName(),
+		Version:  resp.GetVersion(),
+		Priority: int(resp.GetPriority()),
 	}, nil
 }
 
 // Discover serves fsys to the plugin through the broker for the length of the
 // call, then streams the plugin's findings into sink.
-func (c *providerClient) Discover(ctx context.Context, req DiscoverRequest, fsys HostFS, sink Sink) error {
+func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -68,7 +68,7 @@ func (c *providerClient) Discover(ctx context.Context, req DiscoverRequest, fsys
 		HostFsBrokerId: id,
 	})
 	if err != nil {
-		return err
+		return callError(ctx, "discover", err)
 	}
 	for {
 		msg, err := stream.Recv()
@@ -76,15 +76,15 @@ func (c *providerClient) Discover(ctx context.Context, req DiscoverRequest, fsys
 			return nil
 		}
 		if err != nil {
-			return err
+			return callError(ctx, "discover", err)
 		}
 		switch item := msg.GetItem().(type) {
 		case *pb.DiscoverResponse_Rule:
 			err = sink.Rule(ruleFromProto(item.Rule))
 		case *pb.DiscoverResponse_Warning:
-			err = sink.Warning(Warning{Path: item.Warning.GetPath(), Message: item.Warning.GetMessage()})
+			err = sink.Warning(shared.Warning{Path: item.Warning.GetPath(), Message: item.Warning.GetMessage()})
 		default:
-			err = sink.Warning(Warning{Message: "provider sent an empty or unknown stream item; ignored"})
+			err = sink.Warning(shared.Warning{Message: "provider sent an empty or unknown stream item; ignored"})
 		}
 		if err != nil {
 			return err
@@ -95,7 +95,7 @@ func (c *providerClient) Discover(ctx context.Context, req DiscoverRequest, fsys
 // providerServer is the plugin side of the Provider service.
 type providerServer struct {
 	pb.UnimplementedProviderServer
-	impl   Provider
+	impl   shared.Provider
 	broker *goplugin.GRPCBroker
 }
 
@@ -104,11 +104,12 @@ func (s *providerServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	// The protocol's capabilities field is left empty: no host reads it yet,
+	// and a provider has nothing to say in it until one does.
 	return &pb.DescribeResponse{
-		Name:         info.Name,
-		Version:      info.Version,
-		Priority:     int32(info.Priority),
-		Capabilities: info.Capabilities,
+		Name:     info.Name,
+		Version:  info.Version,
+		Priority: int32(info.Priority),
 	}, nil
 }
 
@@ -119,7 +120,7 @@ func (s *providerServer) Discover(req *pb.DiscoverRequest, stream grpc.ServerStr
 	}
 	defer conn.Close()
 	fsys := &hostFSClient{client: pb.NewHostFSClient(conn)}
-	return s.impl.Discover(stream.Context(), DiscoverRequest{
+	return s.impl.Discover(stream.Context(), shared.DiscoverRequest{
 		Cwd:           req.GetCwd(),
 		Home:          req.GetHome(),
 		WorkspaceRoot: req.GetWorkspaceRoot(),
@@ -131,11 +132,11 @@ type streamSink struct {
 	stream grpc.ServerStreamingServer[pb.DiscoverResponse]
 }
 
-func (s streamSink) Rule(r Rule) error {
+func (s streamSink) Rule(r shared.Rule) error {
 	return s.stream.Send(&pb.DiscoverResponse{Item: &pb.DiscoverResponse_Rule{Rule: ruleToProto(r)}})
 }
 
-func (s streamSink) Warning(w Warning) error {
+func (s streamSink) Warning(w shared.Warning) error {
 	return s.stream.Send(&pb.DiscoverResponse{Item: &pb.DiscoverResponse_Warning{
 		Warning: &pb.Warning{Path: w.Path, Message: w.Message},
 	}})

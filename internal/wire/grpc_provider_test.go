@@ -1,4 +1,4 @@
-package shared
+package wire
 
 import (
 	"context"
@@ -8,20 +8,24 @@ import (
 	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 // idle is a provider that finds nothing.
 type idle struct{}
 
-func (idle) Describe(context.Context) (ProviderInfo, error) { return ProviderInfo{Name: "idle"}, nil }
-func (idle) Discover(context.Context, DiscoverRequest, HostFS, Sink) error {
+func (idle) Describe(context.Context) (shared.ProviderInfo, error) {
+	return shared.ProviderInfo{Name: "idle"}, nil
+}
+func (idle) Discover(context.Context, shared.DiscoverRequest, shared.HostFS, shared.Sink) error {
 	return nil
 }
 
 type discard struct{}
 
-func (discard) Rule(Rule) error       { return nil }
-func (discard) Warning(Warning) error { return nil }
+func (discard) Rule(shared.Rule) error       { return nil }
+func (discard) Warning(shared.Warning) error { return nil }
 
 // hostFSServers counts the host's goroutines serving a HostFS to a plugin.
 func hostFSServers() int {
@@ -46,29 +50,29 @@ func hostFSServers() int {
 // ever connects (here: its context is already cancelled). Such a server would
 // otherwise keep a goroutine and a listening socket until the client closes.
 func TestDiscoverStopsItsHostFSServer(t *testing.T) {
-	client, _ := goplugin.TestPluginGRPCConn(t, false, VersionedPlugins(idle{})[ProtocolVersion])
+	client, _ := goplugin.TestPluginGRPCConn(t, false, VersionedPlugins(idle{})[shared.ProtocolVersion])
 	t.Cleanup(func() { client.Close() })
-	raw, err := client.Dispense(PluginName)
+	raw, err := client.Dispense(shared.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prov := raw.(Provider)
+	prov := raw.(shared.Provider)
 
 	before := hostFSServers()
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	for range 20 {
-		if err := prov.Discover(cancelled, DiscoverRequest{}, nil, discard{}); err == nil {
+		if err := prov.Discover(cancelled, shared.DiscoverRequest{}, nil, discard{}); err == nil {
 			t.Fatal("Discover with a cancelled context succeeded")
 		}
-		if err := prov.Discover(context.Background(), DiscoverRequest{}, nil, discard{}); err != nil {
+		if err := prov.Discover(context.Background(), shared.DiscoverRequest{}, nil, discard{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for hostFSServers() > before {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d HostFS servers still running after their Discover calls returned", hostFSServers()-before)
+			t.Fatalf("%d shared.HostFS servers still running after their Discover calls returned", hostFSServers()-before)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

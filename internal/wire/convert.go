@@ -1,4 +1,4 @@
-package shared
+package wire
 
 import (
 	"errors"
@@ -9,13 +9,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/rulebroker/rulebroker/shared"
 	pb "github.com/rulebroker/rulebroker/shared/providerv1"
 )
 
 // This file is the conversion layer: the only place that maps plain Go types
 // to generated messages and back.
 
-func ruleToProto(r Rule) *pb.Rule {
+func ruleToProto(r shared.Rule) *pb.Rule {
 	return &pb.Rule{
 		Name:        r.Name,
 		Path:        r.Path,
@@ -28,8 +29,8 @@ func ruleToProto(r Rule) *pb.Rule {
 	}
 }
 
-func ruleFromProto(r *pb.Rule) Rule {
-	return Rule{
+func ruleFromProto(r *pb.Rule) shared.Rule {
+	return shared.Rule{
 		Name:        r.GetName(),
 		Path:        r.GetPath(),
 		Content:     r.GetContent(),
@@ -41,22 +42,22 @@ func ruleFromProto(r *pb.Rule) Rule {
 	}
 }
 
-func levelToProto(l Level) pb.Level {
+func levelToProto(l shared.Level) pb.Level {
 	switch l {
-	case LevelUser:
+	case shared.LevelUser:
 		return pb.Level_LEVEL_USER
-	case LevelProject:
+	case shared.LevelProject:
 		return pb.Level_LEVEL_PROJECT
 	}
 	return pb.Level_LEVEL_UNSPECIFIED
 }
 
-func levelFromProto(l pb.Level) Level {
+func levelFromProto(l pb.Level) shared.Level {
 	switch l {
 	case pb.Level_LEVEL_USER:
-		return LevelUser
+		return shared.LevelUser
 	case pb.Level_LEVEL_PROJECT:
-		return LevelProject
+		return shared.LevelProject
 	}
 	return ""
 }
@@ -87,7 +88,7 @@ func fileTypeFromProto(t pb.FileType) fs.FileMode {
 	return fs.ModeIrregular
 }
 
-func fileInfoToProto(fi FileInfo) *pb.FileInfo {
+func fileInfoToProto(fi shared.FileInfo) *pb.FileInfo {
 	return &pb.FileInfo{
 		Name:            fi.Name,
 		Size:            fi.Size,
@@ -100,8 +101,8 @@ func fileInfoToProto(fi FileInfo) *pb.FileInfo {
 	}
 }
 
-func fileInfoFromProto(fi *pb.FileInfo) FileInfo {
-	return FileInfo{
+func fileInfoFromProto(fi *pb.FileInfo) shared.FileInfo {
+	return shared.FileInfo{
 		Name:    fi.GetName(),
 		Size:    fi.GetSize(),
 		Mode:    fileTypeFromProto(fi.GetType()) | fs.FileMode(fi.GetPerm()).Perm(),
@@ -129,15 +130,15 @@ func fromUnixNano(n int64) time.Time {
 // errorKind classifies a filesystem error for the wire.
 func errorKind(err error) pb.ErrorKind {
 	switch {
-	case errors.Is(err, ErrRefused): // before ErrPermission, which it also wraps
+	case errors.Is(err, shared.ErrRefused): // before ErrPermission, which it also wraps
 		return pb.ErrorKind_ERROR_KIND_REFUSED
 	case errors.Is(err, fs.ErrNotExist):
 		return pb.ErrorKind_ERROR_KIND_NOT_EXIST
 	case errors.Is(err, fs.ErrPermission):
 		return pb.ErrorKind_ERROR_KIND_PERMISSION
-	case errors.Is(err, ErrNotDir):
+	case errors.Is(err, shared.ErrNotDir):
 		return pb.ErrorKind_ERROR_KIND_NOT_DIR
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, shared.ErrTooLarge):
 		return pb.ErrorKind_ERROR_KIND_TOO_LARGE
 	}
 	return pb.ErrorKind_ERROR_KIND_OTHER
@@ -166,11 +167,11 @@ func (e *wireError) Unwrap() []error {
 	case pb.ErrorKind_ERROR_KIND_PERMISSION:
 		return []error{fs.ErrPermission}
 	case pb.ErrorKind_ERROR_KIND_NOT_DIR:
-		return []error{ErrNotDir}
+		return []error{shared.ErrNotDir}
 	case pb.ErrorKind_ERROR_KIND_TOO_LARGE:
-		return []error{ErrTooLarge}
+		return []error{shared.ErrTooLarge}
 	case pb.ErrorKind_ERROR_KIND_REFUSED:
-		return []error{ErrRefused, fs.ErrPermission}
+		return []error{shared.ErrRefused, fs.ErrPermission}
 	}
 	return nil
 }

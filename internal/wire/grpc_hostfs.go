@@ -1,4 +1,4 @@
-package shared
+package wire
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rulebroker/rulebroker/shared"
 	pb "github.com/rulebroker/rulebroker/shared/providerv1"
 )
 
@@ -25,7 +26,7 @@ func clampRead(max int64) int64 {
 // hostFSServer serves a HostFS to a plugin. It runs in the host.
 type hostFSServer struct {
 	pb.UnimplementedHostFSServer
-	fs HostFS
+	fs shared.HostFS
 }
 
 func (s *hostFSServer) Stat(ctx context.Context, req *pb.PathRequest) (*pb.StatResponse, error) {
@@ -82,10 +83,10 @@ type hostFSClient struct {
 	client pb.HostFSClient
 }
 
-func (c *hostFSClient) Stat(ctx context.Context, path string) (FileInfo, error) {
+func (c *hostFSClient) Stat(ctx context.Context, path string) (shared.FileInfo, error) {
 	resp, err := c.client.Stat(ctx, &pb.PathRequest{Path: path})
 	if err != nil {
-		return FileInfo{}, fsErrorFromStatus("stat", path, err)
+		return shared.FileInfo{}, fsErrorFromStatus("stat", path, err)
 	}
 	return fileInfoFromProto(resp.GetInfo()), nil
 }
@@ -98,14 +99,14 @@ func (c *hostFSClient) Resolve(ctx context.Context, path string) (string, error)
 	return resp.GetPath(), nil
 }
 
-func (c *hostFSClient) ReadDir(ctx context.Context, path string) ([]DirEntry, error) {
+func (c *hostFSClient) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
 	resp, err := c.client.ReadDir(ctx, &pb.PathRequest{Path: path})
 	if err != nil {
 		return nil, fsErrorFromStatus("readdir", path, err)
 	}
-	out := make([]DirEntry, len(resp.GetEntries()))
+	out := make([]shared.DirEntry, len(resp.GetEntries()))
 	for i, e := range resp.GetEntries() {
-		out[i] = DirEntry{Name: e.GetName(), Type: fileTypeFromProto(e.GetType())}
+		out[i] = shared.DirEntry{Name: e.GetName(), Type: fileTypeFromProto(e.GetType())}
 	}
 	return out, nil
 }
@@ -118,12 +119,12 @@ func (c *hostFSClient) ReadFile(ctx context.Context, path string, max int64) ([]
 	return resp.GetData(), nil
 }
 
-func (c *hostFSClient) ReadFiles(ctx context.Context, paths []string, max int64) ([]FileContent, error) {
+func (c *hostFSClient) ReadFiles(ctx context.Context, paths []string, max int64) ([]shared.FileContent, error) {
 	stream, err := c.client.ReadFiles(ctx, &pb.ReadFilesRequest{Paths: paths, MaxBytes: max})
 	if err != nil {
 		return nil, fsErrorFromStatus("read", "(batch)", err)
 	}
-	out := make([]FileContent, 0, len(paths))
+	out := make([]shared.FileContent, 0, len(paths))
 	for {
 		msg, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -132,6 +133,6 @@ func (c *hostFSClient) ReadFiles(ctx context.Context, paths []string, max int64)
 		if err != nil {
 			return out, fsErrorFromStatus("read", "(batch)", err)
 		}
-		out = append(out, FileContent{Path: msg.GetPath(), Data: msg.GetData(), Err: errorFromProto(msg.GetError())})
+		out = append(out, shared.FileContent{Path: msg.GetPath(), Data: msg.GetData(), Err: errorFromProto(msg.GetError())})
 	}
 }

@@ -1,4 +1,4 @@
-package shared
+package wire
 
 import (
 	"errors"
@@ -9,10 +9,12 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 func TestFSErrorsKeepTheirKindAcrossTheWire(t *testing.T) {
-	for _, cause := range []error{fs.ErrNotExist, fs.ErrPermission, ErrNotDir, ErrTooLarge, ErrRefused} {
+	for _, cause := range []error{fs.ErrNotExist, fs.ErrPermission, shared.ErrNotDir, shared.ErrTooLarge, shared.ErrRefused} {
 		sent := fmt.Errorf("open /w/AGENTS.md: %w", cause)
 		got := fsErrorFromStatus("read", "/w/AGENTS.md", statusFromFSError(sent))
 		if !errors.Is(got, cause) {
@@ -22,12 +24,12 @@ func TestFSErrorsKeepTheirKindAcrossTheWire(t *testing.T) {
 			t.Errorf("message changed on the wire: %q → %q", sent, got)
 		}
 	}
-	refused := fsErrorFromStatus("read", "/p", statusFromFSError(fmt.Errorf("read /p: %w: %w", ErrRefused, fs.ErrPermission)))
+	refused := fsErrorFromStatus("read", "/p", statusFromFSError(fmt.Errorf("read /p: %w: %w", shared.ErrRefused, fs.ErrPermission)))
 	if !errors.Is(refused, fs.ErrPermission) {
 		t.Error("a policy refusal is still a permission error on the other side")
 	}
 	other := fsErrorFromStatus("read", "/p", statusFromFSError(errors.New("too many levels of symbolic links")))
-	for _, kind := range []error{fs.ErrNotExist, fs.ErrPermission, ErrNotDir, ErrTooLarge, ErrRefused} {
+	for _, kind := range []error{fs.ErrNotExist, fs.ErrPermission, shared.ErrNotDir, shared.ErrTooLarge, shared.ErrRefused} {
 		if errors.Is(other, kind) {
 			t.Errorf("an unclassified error must not read as %v", kind)
 		}
@@ -53,7 +55,7 @@ func TestFileInfoRoundTrip(t *testing.T) {
 		fs.ModeSocket | 0o600:    fs.ModeIrregular | 0o600,
 		fs.ModeDevice | 0o600:    fs.ModeIrregular | 0o600,
 	} {
-		in := FileInfo{Name: "x", Size: 42, Mode: mode, ModTime: mt, Dev: 3, Ino: 99, Ctime: mt.Add(time.Second)}
+		in := shared.FileInfo{Name: "x", Size: 42, Mode: mode, ModTime: mt, Dev: 3, Ino: 99, Ctime: mt.Add(time.Second)}
 		out := fileInfoFromProto(fileInfoToProto(in))
 		if out.Mode != want {
 			t.Errorf("mode %v came back as %v, want %v", in.Mode, out.Mode, want)
@@ -62,13 +64,13 @@ func TestFileInfoRoundTrip(t *testing.T) {
 			t.Errorf("round trip lost fields: %+v → %+v", in, out)
 		}
 	}
-	if fileInfoFromProto(fileInfoToProto(FileInfo{Mode: fs.ModeNamedPipe})).Mode.IsRegular() {
+	if fileInfoFromProto(fileInfoToProto(shared.FileInfo{Mode: fs.ModeNamedPipe})).Mode.IsRegular() {
 		t.Error("a fifo must never come back as a regular file")
 	}
 }
 
 func TestRuleRoundTrip(t *testing.T) {
-	in := Rule{Name: "n", Path: "/p", Content: "c", Globs: []string{"a", "b"}, AlwaysApply: true, Description: "d", Condition: []string{"x"}, Level: LevelUser}
+	in := shared.Rule{Name: "n", Path: "/p", Content: "c", Globs: []string{"a", "b"}, AlwaysApply: true, Description: "d", Condition: []string{"x"}, Level: shared.LevelUser}
 	out := ruleFromProto(ruleToProto(in))
 	if fmt.Sprint(in) != fmt.Sprint(out) {
 		t.Fatalf("%+v → %+v", in, out)

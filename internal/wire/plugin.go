@@ -1,0 +1,138 @@
+// Package wire carries the vocabulary of package shared between a host and
+// its provider plugins: the go-plugin handshake and plugin set built from
+// shared's constants, the gRPC adapters for the Provider and HostFS services,
+// and the conversion between shared's plain Go types and the generated
+// messages of shared/providerv1. Nothing outside this package sees a proto
+// message, a gRPC status or a go-plugin client.
+//
+// It also turns transport failures into typed errors (see Error), so the host
+// explains a failed provider without reading gRPC's or go-plugin's text.
+//
+// It is internal to the module: the plugin SDK and the host's broker are its
+// only users, and neither exposes it.
+package wire
+
+import (
+	"context"
+	"io"
+	"os/exec"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/rulebroker/rulebroker/shared"
+	pb "github.com/rulebroker/rulebroker/shared/providerv1"
+)
+
+// Handshake returns the go-plugin handshake built from shared's constants.
+func Handshake() goplugin.HandshakeConfig {
+	return goplugin.HandshakeConfig{
+		ProtocolVersion:  shared.ProtocolVersion,
+		MagicCookieKey:   shared.MagicCookieKey,
+		MagicCookieValue: shared.MagicCookieValue,
+	}
+}
+
+// VersionedPlugins returns the plugin sets per protocol version. impl is the
+// provider to serve on the plugin side and nil on the host side.
+func VersionedPlugins(impl shared.Provider) map[int]goplugin.PluginSet {
+	return map[int]goplugin.PluginSet{
+		shared.ProtocolVersion: {shared.PluginName: &providerPlugin{impl: impl}},
+	}
+}
+
+// providerPlugin is the go-plugin glue for the Provider service. It speaks
+// gRPC only.
+type providerPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	impl shared.Provider
+}
+
+// GRPCServer registers the provider on the plugin's gRPC server.
+func (p *providerPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterProviderServer(s, &providerServer{impl: p.impl, broker: broker})
+	return nil
+}
+
+// GRPCClient returns the host's view of a provider: a Provider.
+func (p *providerPlugin) GRPCClient(_ context.Context, broker *goplugin.GRPCBroker, c *grpc.ClientConn) (interface{}, error) {
+	return &providerClient{client: pb.NewProviderClient(c), broker: broker}, nil
+}
+
+// Serve runs impl as a provider plugin process and returns when the host is
+// done with it. logger receives go-plugin's logs; stdout carries the
+// handshake and nothing else.
+func Serve(impl shared.Provider, logger hclog.Logger) {
+	goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig:  Handshake(),
+		VersionedPlugins: VersionedPlugins(impl),
+		GRPCServer:       goplugin.DefaultGRPCServer,
+		Logger:           logger,
+	})
+}
+
+// Config says how to start a provider process.
+type Config struct {
+	// Cmd is the provider process, not yet started.
+	Cmd *exec.Cmd
+	// StartTimeout bounds the start and the handshake.
+	StartTimeout time.Duration
+	// Logger receives go-plugin's logs and the provider's hclog output.
+	Logger hclog.Logger
+	// Stderr receives what the provider writes to stderr.
+	Stderr io.Writer
+}
+
+// Client is a started provider process.
+type Client struct {
+	client *goplugin.Client
+	// Provider calls the provider. Its errors are *Error values for every
+	// transport or remote failure.
+	Provider shared.Provider
+	// PID is the provider's process id, 0 when unknown.
+	PID int
+}
+
+// Start starts the provider process and completes the handshake. A failure
+// is an *Error of kind ErrStart, ErrJunk, ErrProtocol, ErrNoService,
+// ErrTimeout or ErrCanceled, and no process is left behind. ctx only helps
+// classify a failure; StartTimeout is what bounds the start.
+func Start(ctx context.Context, cfg Config) (*Client, error) {
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  Handshake(),
+		VersionedPlugins: VersionedPlugins(nil),
+		Cmd:              cfg.Cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		Logger:           cfg.Logger,
+		StartTimeout:     cfg.StartTimeout,
+		Stderr:           cfg.Stderr,
+		SyncStdout:       io.Discard,
+		SyncStderr:       io.Discard,
+	})
+	c := &Client{client: client}
+	rpc, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return nil, startError(ctx, err)
+	}
+	if rc := client.ReattachConfig(); rc != nil {
+		c.PID = rc.Pid
+	}
+	raw, err := rpc.Dispense(shared.PluginName)
+	if err != nil {
+		client.Kill()
+		return nil, &Error{Kind: ErrNoService, Op: "start", Detail: firstLine(err.Error()), Err: err}
+	}
+	prov, ok := raw.(*providerClient)
+	if !ok {
+		client.Kill()
+		return nil, &Error{Kind: ErrNoService, Op: "start", Detail: "the plugin set returned an unexpected type"}
+	}
+	c.Provider = prov
+	return c, nil
+}
+
+// Kill stops the provider process and waits for it to exit.
+func (c *Client) Kill() { c.client.Kill() }
