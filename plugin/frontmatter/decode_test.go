@@ -145,7 +145,7 @@ func worstCases() map[string]string {
 	return map[string]string{
 		"keys":          fill("", "k#: v\n", ""),
 		"dupkeys":       fill("", "k: v\n", ""),
-		"nested-block":  fill("", "", "") + nestedBlock(size),
+		"nested-block":  nestedBlock(size),
 		"nested-flow":   nested("{a: ", "}"),
 		"nested-seq":    nested("[", "]"),
 		"flow-seq":      fill("a: [", "#, ", "0]\n"),
