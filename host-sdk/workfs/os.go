@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -71,19 +72,64 @@ func (OS) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
 // rather than trusting the size from stat, because the file may grow between
 // the two calls. It opens without blocking so a fifo cannot hang the caller;
 // a non-regular file is an error.
-func (OS) ReadFile(ctx context.Context, path string, max int64) ([]byte, error) {
+func (o OS) ReadFile(ctx context.Context, path string, max int64) ([]byte, error) {
+	return o.readFileVetted(ctx, path, max, nil)
+}
+
+// opened is what a read actually opened, for a Policy to judge before a
+// byte is read.
+type opened struct {
+	path   string      // the descriptor's real path; "" where the platform cannot tell
+	mode   fs.FileMode // from fstat of the descriptor
+	pseudo string      // the pseudo file system holding it ("proc", "sysfs"...), "" for none
+}
+
+// vetter is a filesystem that can show a Policy the file it opened before
+// reading it, so the checks apply to exactly what is read: a path swapped
+// for a link or a device between the check and the read is caught. OS is
+// one; a filesystem that is not is checked by path and Stat only.
+type vetter interface {
+	readFileVetted(ctx context.Context, path string, max int64, vet func(opened) error) ([]byte, error)
+	readDirVetted(ctx context.Context, path string, vet func(opened) error) ([]shared.DirEntry, error)
+}
+
+var _ vetter = OS{}
+
+// open opens path for reading and, when vet is set, lets it judge the open
+// file. The caller closes the file.
+func openVetted(op, path string, vet func(opened) error) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, openFlags, 0)
+	if err != nil {
+		return nil, nil, wrapOSErr(op, path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, wrapOSErr(op, path, err)
+	}
+	if vet != nil {
+		real, pseudo, err := openedFacts(f)
+		if err != nil {
+			f.Close()
+			return nil, nil, wrapOSErr(op, path, err)
+		}
+		if err := vet(opened{path: real, mode: fi.Mode(), pseudo: pseudo}); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+	}
+	return f, fi, nil
+}
+
+func (OS) readFileVetted(ctx context.Context, path string, max int64, vet func(opened) error) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := openVetted("read", path, vet)
 	if err != nil {
-		return nil, wrapOSErr("read", path, err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, wrapOSErr("read", path, err)
-	}
 	switch {
 	case fi.IsDir():
 		return nil, fmt.Errorf("read %s: %w", path, syscall.EISDIR)
@@ -102,6 +148,27 @@ func (OS) ReadFile(ctx context.Context, path string, max int64) ([]byte, error) 
 		return nil, fmt.Errorf("read %s: larger than %d bytes: %w", path, max, shared.ErrTooLarge)
 	}
 	return data, nil
+}
+
+func (OS) readDirVetted(ctx context.Context, path string, vet func(opened) error) ([]shared.DirEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, _, err := openVetted("readdir", path, vet)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, wrapOSErr("readdir", path, err)
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	out := make([]shared.DirEntry, len(ents))
+	for i, e := range ents {
+		out[i] = shared.DirEntry{Name: e.Name(), Type: e.Type()}
+	}
+	return out, nil
 }
 
 // ReadFiles reads each path with ReadFile; every result carries its own error.

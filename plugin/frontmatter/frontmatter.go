@@ -20,6 +20,12 @@ import (
 	"github.com/rulebroker/rulebroker/internal/jstext"
 )
 
+// MaxFrontmatterBytes caps the frontmatter block handed to YAML. Real
+// frontmatter is a few lines; a block this large is a mistake or an attack,
+// and YAML's cost grows with it. A larger block is not parsed: the file
+// still loads with its body, and a warning names the cap.
+const MaxFrontmatterBytes = 64 << 10
+
 // Document is a parsed rule file.
 type Document struct {
 	// Meta holds the frontmatter keys. It is never nil; it is empty when the
@@ -63,7 +69,9 @@ func Normalize(data []byte) string {
 //     scalar when it parses as one on its own (so "alwaysApply: true" stays
 //     a boolean), else keeps the raw string;
 //   - a block that is valid YAML but not a mapping yields a warning and empty
-//     metadata.
+//     metadata;
+//   - a block over MaxFrontmatterBytes is not parsed: a warning and empty
+//     metadata, the body kept.
 func Parse(data []byte) Document {
 	text := Normalize(data)
 	doc := Document{Meta: map[string]any{}}
@@ -78,6 +86,11 @@ func Parse(data []byte) Document {
 		// Seen in the wild: a second block pasted under the first. Only the
 		// first is metadata; say so rather than leave YAML in the body silently.
 		doc.Warnings = append(doc.Warnings, "the body starts with a second frontmatter block; only the first is read as metadata")
+	}
+	if len(block) > MaxFrontmatterBytes {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf(
+			"frontmatter is %d bytes, over the %d KiB cap; its metadata is ignored", len(block), MaxFrontmatterBytes>>10))
+		return doc
 	}
 	meta, warning, err := parseYAML(block)
 	switch {
@@ -133,8 +146,8 @@ func parseYAML(block string) (meta map[string]any, warning string, err error) {
 	if top.Kind != yaml.MappingNode {
 		return nil, fmt.Sprintf("frontmatter is %s, not a mapping of keys to values; ignored", kindName(top)), nil
 	}
-	var raw any
-	if err := safeDecode(top, &raw); err != nil {
+	raw, err := decodeNode(top)
+	if err != nil {
 		return nil, "", err
 	}
 	if moreDocuments(block) {
