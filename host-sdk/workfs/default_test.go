@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -102,7 +103,7 @@ func TestNonRegularRefused(t *testing.T) {
 		}
 	}
 	// An in-memory fifo is refused by a stat before the read.
-	m := NewMem()
+	m := workfstest.NewMem()
 	m.WriteFile("/ws/a.md", []byte("a"))
 	m.Mkfifo("/ws/f")
 	p := mustPolicyOn(t, m, Tree("/ws"))
@@ -181,7 +182,7 @@ func TestSymlinkConfinement(t *testing.T) {
 
 func TestDefaultRoots(t *testing.T) {
 	ctx := context.Background()
-	m := NewMem()
+	m := workfstest.NewMem()
 	for _, f := range []string{
 		"/home/u/.ssh/id_rsa", "/home/u/.cursor/rules/x.mdc", "/home/u/.cursor/other",
 		"/home/u/.xcsh/agent/rules/n.md", "/home/u/.xcsh/config", "/home/u/.dsh/AGENTS.md", "/home/u/.dsh/secret",
