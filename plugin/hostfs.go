@@ -11,9 +11,6 @@ import (
 	"github.com/rulebroker/rulebroker/shared"
 )
 
-// readCap is the most a provider reads of one file through the host.
-const readCap = 1 << 20
-
 // hostFS presents the host's filesystem as an io/fs filesystem rooted at "/",
 // so provider code uses fs.ReadDir, fs.ReadFile and fs.Stat and is tested on
 // fstest.MapFS. Every call goes to the host, which applies its policy.
@@ -30,8 +27,9 @@ var (
 	_ batchReadFS   = (*hostFS)(nil)
 )
 
-func newHostFS(ctx context.Context, f shared.HostFS) *hostFS {
-	return &hostFS{ctx: ctx, fs: f, cap: readCap}
+// newHostFS reads at most limit bytes of any one file.
+func newHostFS(ctx context.Context, f shared.HostFS, limit int64) *hostFS {
+	return &hostFS{ctx: ctx, fs: f, cap: limit}
 }
 
 // abs maps an io/fs name to the host's absolute path.

@@ -40,7 +40,41 @@ type Rule struct {
 	// trigger.
 	Condition []string
 	Level     Level
+	// Activation says how the rule takes effect under native activation
+	// (see Request.Activation); leave it empty to let the host classify the
+	// rule from the fields above, as the reference pipeline does.
+	Activation Activation
+	// ActivationSource says, for people, what decided Activation
+	// ("windsurf trigger: glob").
+	ActivationSource string
+	// GlobBase is the directory (a name in Request.FS) the globs are
+	// relative to; empty means the workspace root.
+	GlobBase string
 }
+
+// Activation is how a rule reaches the model.
+type Activation string
+
+// The activations a provider may give a rule.
+const (
+	ActivationAlways    Activation = "always"    // in every system prompt
+	ActivationAttached  Activation = "attached"  // injected when a touched file matches Globs
+	ActivationRequested Activation = "requested" // listed by description; read on demand
+	ActivationManual    Activation = "manual"    // only an explicit rule://NAME brings it in
+	ActivationTTSR      Activation = "ttsr"      // injected when the model's output matches Condition
+	ActivationNone      Activation = "none"      // nothing brings it to the model
+)
+
+// Mode is how the host asks a provider to read rule files.
+type Mode string
+
+const (
+	// ModeReference reads every file exactly as the reference pipeline does;
+	// it is the mode when the host says nothing.
+	ModeReference Mode = "reference"
+	// ModeNative finds and activates rules the way the provider's tool does.
+	ModeNative Mode = "native"
+)
 
 // Warning is a problem with one file, or with the provider's setup. It never
 // stops other files from loading. The host adds the provider's name.
@@ -84,6 +118,15 @@ type Request struct {
 	Cwd           string
 	Home          string
 	WorkspaceRoot string
+	// Activation is the host's activation mode: ModeReference or ModeNative.
+	Activation Mode
+	// ExtraDirs are directories (names in FS) below Cwd that the agent has
+	// worked in this session; a provider with per-directory rules looks in
+	// them too.
+	ExtraDirs []string
+	// MaxRuleBytes is the host's cap on one rule file; the rule-file helpers
+	// read at most this much. Never 0 in a request from the SDK.
+	MaxRuleBytes int64
 	// FS is the host's filesystem, rooted at "/". Stat follows symlinks.
 	// Every read goes through the host, which may refuse it (see IsAbsent).
 	// In tests, FS is typically a testing/fstest.MapFS.

@@ -48,7 +48,10 @@ func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys 
 		Cwd:           fsName(req.Cwd),
 		Home:          fsName(req.Home),
 		WorkspaceRoot: fsName(req.WorkspaceRoot),
-		FS:            newHostFS(ctx, fsys),
+		Activation:    mode(req.Activation),
+		ExtraDirs:     fsNames(req.ExtraDirs),
+		MaxRuleBytes:  maxRuleBytes(req.MaxRuleBytes),
+		FS:            newHostFS(ctx, fsys, maxRuleBytes(req.MaxRuleBytes)),
 	})
 	for _, w := range res.Warnings {
 		if serr := sink.Warning(shared.Warning{Path: absPath(w.Path), Message: w.Message}); serr != nil {
@@ -77,7 +80,40 @@ func wireRule(r Rule) shared.Rule {
 		Description: r.Description,
 		Condition:   r.Condition,
 		Level:       shared.Level(r.Level),
+
+		Activation:       shared.Activation(r.Activation),
+		ActivationSource: r.ActivationSource,
+		GlobBase:         absPath(r.GlobBase),
 	}
+}
+
+// mode reads the host's activation mode; a host that predates modes, or
+// names one this SDK does not know, gets the reference behaviour.
+func mode(m shared.ActivationMode) Mode {
+	if m == shared.ModeNative {
+		return ModeNative
+	}
+	return ModeReference
+}
+
+// maxRuleBytes is the host's per-rule cap, or the shared default when the
+// host sets none.
+func maxRuleBytes(n int64) int64 {
+	if n <= 0 {
+		return shared.DefaultMaxRuleBytes
+	}
+	return n
+}
+
+func fsNames(abs []string) []string {
+	if len(abs) == 0 {
+		return nil
+	}
+	out := make([]string, len(abs))
+	for i, a := range abs {
+		out[i] = fsName(a)
+	}
+	return out
 }
 
 // fsName converts the host's absolute path to a name in Request.FS ("/a/b" →

@@ -282,3 +282,41 @@ func TestFailedDiscoveryKeepsItsWarningsWithAbsolutePaths(t *testing.T) {
 		t.Fatalf("warnings = %+v", got.warnings)
 	}
 }
+
+// echoRequest reports what it was asked, so the request's conversion into the
+// SDK's path convention and the rule's way back can both be checked.
+type echoRequest struct{}
+
+func (echoRequest) Info() Info { return Info{Name: "echo"} }
+func (echoRequest) Discover(_ context.Context, req Request) (Result, error) {
+	return Result{Rules: []Rule{{
+		Name:             "echo",
+		Path:             path.Join(req.Cwd, "r.md"),
+		Description:      fmt.Sprintf("%s %v %d", req.Activation, req.ExtraDirs, req.MaxRuleBytes),
+		Activation:       ActivationAttached,
+		ActivationSource: "test",
+		GlobBase:         req.ExtraDirs[0],
+	}}}, nil
+}
+
+func TestWireRequestAndActivationFields(t *testing.T) {
+	prov := dispense(t, echoRequest{})
+	for _, tc := range []struct {
+		req  shared.DiscoverRequest
+		want string
+	}{
+		{shared.DiscoverRequest{Cwd: "/w", ExtraDirs: []string{"/w/a"}, Activation: shared.ModeNative, MaxRuleBytes: 99}, "native [w/a] 99"},
+		// A host that names no mode or cap gets the reference mode and the shared default.
+		{shared.DiscoverRequest{Cwd: "/w", ExtraDirs: []string{"/w/a"}}, fmt.Sprintf("reference [w/a] %d", shared.DefaultMaxRuleBytes)},
+	} {
+		var got sink
+		if err := prov.Discover(context.Background(), tc.req, &mapHostFS{}, &got); err != nil {
+			t.Fatal(err)
+		}
+		r := got.rules[0]
+		if r.Description != tc.want || r.Path != "/w/r.md" || r.GlobBase != "/w/a" ||
+			r.Activation != shared.ActivationAttached || r.ActivationSource != "test" {
+			t.Errorf("got %+v, want description %q", r, tc.want)
+		}
+	}
+}

@@ -38,7 +38,52 @@ type Rule struct {
 	// `ttsr_trigger` / `ttsrTrigger`). A rule with any is a stream trigger.
 	Condition []string
 	Level     Level
+	// Activation says how the rule takes effect when the host applies rules
+	// the way each tool does; empty leaves it to the host's classes.
+	Activation Activation
+	// ActivationSource says, for people, what decided the activation
+	// ("windsurf trigger: glob", "cline: no frontmatter").
+	ActivationSource string
+	// GlobBase is the absolute directory the rule's globs are relative to;
+	// empty means the workspace root.
+	GlobBase string
 }
+
+// DefaultMaxRuleBytes is the cap on one rule file's size when the host sets
+// none: the same number bounds what a provider reads and what the host
+// accepts, so a rule that loads on one side is never refused by the other.
+const DefaultMaxRuleBytes = 4 << 20
+
+// Activation is how a rule reaches the model.
+type Activation string
+
+const (
+	// ActivationAlways: the content is in every system prompt.
+	ActivationAlways Activation = "always"
+	// ActivationAttached: the content is injected when a tool touches a file
+	// its globs match.
+	ActivationAttached Activation = "attached"
+	// ActivationRequested: the model sees the name and description and reads
+	// the content through rule:// when it judges the rule relevant.
+	ActivationRequested Activation = "requested"
+	// ActivationManual: only an explicit mention (rule://NAME) brings it in.
+	ActivationManual Activation = "manual"
+	// ActivationTTSR: the content is injected when the model's output
+	// matches one of its conditions.
+	ActivationTTSR Activation = "ttsr"
+	// ActivationNone: nothing brings the rule to the model.
+	ActivationNone Activation = "none"
+)
+
+// ActivationMode is how the host asks providers to read rule files.
+type ActivationMode string
+
+const (
+	// ModeReference reads every file exactly as the reference pipeline does.
+	ModeReference ActivationMode = "reference"
+	// ModeNative finds and activates rules the way each tool does.
+	ModeNative ActivationMode = "native"
+)
 
 // Warning is a problem a provider found with one file or with its setup. It
 // never stops other files or providers from loading. The host adds who sent
@@ -68,6 +113,13 @@ type DiscoverRequest struct {
 	Cwd           string
 	Home          string
 	WorkspaceRoot string
+	// Activation is the host's activation mode; empty means ModeReference.
+	Activation ActivationMode
+	// ExtraDirs are directories below Cwd the agent has worked in; a
+	// provider with per-directory rules looks in them too.
+	ExtraDirs []string
+	// MaxRuleBytes caps one rule's content; 0 means the provider's default.
+	MaxRuleBytes int64
 }
 
 // Sink receives what a provider discovers, one item at a time, so a large rule

@@ -26,6 +26,10 @@ func ruleToProto(r shared.Rule) *pb.Rule {
 		Description: r.Description,
 		Condition:   r.Condition,
 		Level:       levelToProto(r.Level),
+
+		Activation:       string(r.Activation),
+		ActivationSource: r.ActivationSource,
+		GlobBase:         r.GlobBase,
 	}
 }
 
@@ -39,6 +43,10 @@ func ruleFromProto(r *pb.Rule) shared.Rule {
 		Description: r.GetDescription(),
 		Condition:   r.GetCondition(),
 		Level:       levelFromProto(r.GetLevel()),
+
+		Activation:       shared.Activation(r.GetActivation()),
+		ActivationSource: r.GetActivationSource(),
+		GlobBase:         r.GetGlobBase(),
 	}
 }
 

@@ -70,7 +70,8 @@ func TestFileInfoRoundTrip(t *testing.T) {
 }
 
 func TestRuleRoundTrip(t *testing.T) {
-	in := shared.Rule{Name: "n", Path: "/p", Content: "c", Globs: []string{"a", "b"}, AlwaysApply: true, Description: "d", Condition: []string{"x"}, Level: shared.LevelUser}
+	in := shared.Rule{Name: "n", Path: "/p", Content: "c", Globs: []string{"a", "b"}, AlwaysApply: true, Description: "d", Condition: []string{"x"}, Level: shared.LevelUser,
+		Activation: shared.ActivationAttached, ActivationSource: "cursor: globs", GlobBase: "/w/sub"}
 	out := ruleFromProto(ruleToProto(in))
 	if fmt.Sprint(in) != fmt.Sprint(out) {
 		t.Fatalf("%+v → %+v", in, out)

@@ -66,6 +66,9 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 		Home:           req.Home,
 		WorkspaceRoot:  req.WorkspaceRoot,
 		HostFsBrokerId: id,
+		Activation:     string(req.Activation),
+		ExtraDirs:      req.ExtraDirs,
+		MaxRuleBytes:   req.MaxRuleBytes,
 	})
 	if err != nil {
 		return callError(ctx, "discover", err)
@@ -124,6 +127,9 @@ func (s *providerServer) Discover(req *pb.DiscoverRequest, stream grpc.ServerStr
 		Cwd:           req.GetCwd(),
 		Home:          req.GetHome(),
 		WorkspaceRoot: req.GetWorkspaceRoot(),
+		Activation:    shared.ActivationMode(req.GetActivation()),
+		ExtraDirs:     req.GetExtraDirs(),
+		MaxRuleBytes:  req.GetMaxRuleBytes(),
 	}, fsys, streamSink{stream})
 }
 

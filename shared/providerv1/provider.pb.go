@@ -306,8 +306,18 @@ type DiscoverRequest struct {
 	WorkspaceRoot string                 `protobuf:"bytes,3,opt,name=workspace_root,json=workspaceRoot,proto3" json:"workspace_root,omitempty"`
 	// The GRPCBroker id on which the host serves HostFS for this call.
 	HostFsBrokerId uint32 `protobuf:"varint,4,opt,name=host_fs_broker_id,json=hostFsBrokerId,proto3" json:"host_fs_broker_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// How the host applies rules: "reference" (or empty) keeps the reference
+	// pipeline's reading of each file; "native" asks the provider to find and
+	// classify rules the way the tool it serves does.
+	Activation string `protobuf:"bytes,5,opt,name=activation,proto3" json:"activation,omitempty"`
+	// Directories below cwd that the agent has worked in this session; a
+	// provider with per-directory rules looks there too.
+	ExtraDirs []string `protobuf:"bytes,6,rep,name=extra_dirs,json=extraDirs,proto3" json:"extra_dirs,omitempty"`
+	// The host's cap on one rule's content, in bytes; 0 means the provider's
+	// own default.
+	MaxRuleBytes  int64 `protobuf:"varint,7,opt,name=max_rule_bytes,json=maxRuleBytes,proto3" json:"max_rule_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DiscoverRequest) Reset() {
@@ -364,6 +374,27 @@ func (x *DiscoverRequest) GetWorkspaceRoot() string {
 func (x *DiscoverRequest) GetHostFsBrokerId() uint32 {
 	if x != nil {
 		return x.HostFsBrokerId
+	}
+	return 0
+}
+
+func (x *DiscoverRequest) GetActivation() string {
+	if x != nil {
+		return x.Activation
+	}
+	return ""
+}
+
+func (x *DiscoverRequest) GetExtraDirs() []string {
+	if x != nil {
+		return x.ExtraDirs
+	}
+	return nil
+}
+
+func (x *DiscoverRequest) GetMaxRuleBytes() int64 {
+	if x != nil {
+		return x.MaxRuleBytes
 	}
 	return 0
 }
@@ -459,8 +490,17 @@ type Rule struct {
 	AlwaysApply bool                   `protobuf:"varint,5,opt,name=always_apply,json=alwaysApply,proto3" json:"always_apply,omitempty"`
 	Description string                 `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
 	// TTSR trigger patterns.
-	Condition     []string `protobuf:"bytes,7,rep,name=condition,proto3" json:"condition,omitempty"`
-	Level         Level    `protobuf:"varint,8,opt,name=level,proto3,enum=rulebroker.provider.v1.Level" json:"level,omitempty"`
+	Condition []string `protobuf:"bytes,7,rep,name=condition,proto3" json:"condition,omitempty"`
+	Level     Level    `protobuf:"varint,8,opt,name=level,proto3,enum=rulebroker.provider.v1.Level" json:"level,omitempty"`
+	// How the rule takes effect under native activation: "always",
+	// "attached", "requested", "manual", "ttsr" or "none"; empty lets the host
+	// classify it from the fields above.
+	Activation string `protobuf:"bytes,9,opt,name=activation,proto3" json:"activation,omitempty"`
+	// What decided the activation, for people ("windsurf trigger: glob").
+	ActivationSource string `protobuf:"bytes,10,opt,name=activation_source,json=activationSource,proto3" json:"activation_source,omitempty"`
+	// The directory the rule's globs are relative to; empty means the
+	// workspace root.
+	GlobBase      string `protobuf:"bytes,11,opt,name=glob_base,json=globBase,proto3" json:"glob_base,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -549,6 +589,27 @@ func (x *Rule) GetLevel() Level {
 		return x.Level
 	}
 	return Level_LEVEL_UNSPECIFIED
+}
+
+func (x *Rule) GetActivation() string {
+	if x != nil {
+		return x.Activation
+	}
+	return ""
+}
+
+func (x *Rule) GetActivationSource() string {
+	if x != nil {
+		return x.ActivationSource
+	}
+	return ""
+}
+
+func (x *Rule) GetGlobBase() string {
+	if x != nil {
+		return x.GlobBase
+	}
+	return ""
 }
 
 type Warning struct {
@@ -1203,16 +1264,22 @@ const file_provider_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
 	"\bpriority\x18\x03 \x01(\x05R\bpriority\x12\"\n" +
-	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"\x89\x01\n" +
+	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"\xee\x01\n" +
 	"\x0fDiscoverRequest\x12\x10\n" +
 	"\x03cwd\x18\x01 \x01(\tR\x03cwd\x12\x12\n" +
 	"\x04home\x18\x02 \x01(\tR\x04home\x12%\n" +
 	"\x0eworkspace_root\x18\x03 \x01(\tR\rworkspaceRoot\x12)\n" +
-	"\x11host_fs_broker_id\x18\x04 \x01(\rR\x0ehostFsBrokerId\"\x8b\x01\n" +
+	"\x11host_fs_broker_id\x18\x04 \x01(\rR\x0ehostFsBrokerId\x12\x1e\n" +
+	"\n" +
+	"activation\x18\x05 \x01(\tR\n" +
+	"activation\x12\x1d\n" +
+	"\n" +
+	"extra_dirs\x18\x06 \x03(\tR\textraDirs\x12$\n" +
+	"\x0emax_rule_bytes\x18\a \x01(\x03R\fmaxRuleBytes\"\x8b\x01\n" +
 	"\x10DiscoverResponse\x122\n" +
 	"\x04rule\x18\x01 \x01(\v2\x1c.rulebroker.provider.v1.RuleH\x00R\x04rule\x12;\n" +
 	"\awarning\x18\x02 \x01(\v2\x1f.rulebroker.provider.v1.WarningH\x00R\awarningB\x06\n" +
-	"\x04item\"\xf6\x01\n" +
+	"\x04item\"\xe0\x02\n" +
 	"\x04Rule\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
@@ -1221,7 +1288,13 @@ const file_provider_proto_rawDesc = "" +
 	"\falways_apply\x18\x05 \x01(\bR\valwaysApply\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x12\x1c\n" +
 	"\tcondition\x18\a \x03(\tR\tcondition\x123\n" +
-	"\x05level\x18\b \x01(\x0e2\x1d.rulebroker.provider.v1.LevelR\x05level\"7\n" +
+	"\x05level\x18\b \x01(\x0e2\x1d.rulebroker.provider.v1.LevelR\x05level\x12\x1e\n" +
+	"\n" +
+	"activation\x18\t \x01(\tR\n" +
+	"activation\x12+\n" +
+	"\x11activation_source\x18\n" +
+	" \x01(\tR\x10activationSource\x12\x1b\n" +
+	"\tglob_base\x18\v \x01(\tR\bglobBase\"7\n" +
 	"\aWarning\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"!\n" +
