@@ -15,17 +15,18 @@ import (
 
 // config is what the flags say, with paths made absolute.
 type config struct {
-	cwd, home   string
-	pluginDirs  []string
-	json        bool
-	noBuiltins  bool
-	timeout     time.Duration
-	priority    map[string]int
-	allowRoots  []string
-	candidates  []string
-	locals      []string
-	rootMarkers []string
-	budget      int
+	cwd, home    string
+	pluginDirs   []string
+	json         bool
+	noBuiltins   bool
+	timeout      time.Duration
+	priority     map[string]int
+	allowRoots   []string
+	allowAnyPath bool
+	candidates   []string
+	locals       []string
+	rootMarkers  []string
+	budget       int
 }
 
 type listFlag []string
@@ -76,7 +77,8 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 	fset.BoolVar(&cfg.noBuiltins, "no-builtins", false, "start only the providers found in plugin directories")
 	fset.DurationVar(&cfg.timeout, "timeout", broker.DefaultTimeout, "per-provider deadline")
 	fset.Var(priorityFlag(cfg.priority), "priority", "NAME=N priority override (repeatable)")
-	fset.Var(&allowRoots, "allow-root", "confine reads to this root (repeatable)")
+	fset.Var(&allowRoots, "allow-root", "also allow reads under this root (repeatable)")
+	fset.BoolVar(&cfg.allowAnyPath, "allow-any-path", false, "read outside the workspace and the rule locations too")
 	fset.StringVar(&candidates, "candidates", "AGENTS.md,CLAUDE.md", "base instruction candidates")
 	fset.StringVar(&locals, "local-candidates", "AGENTS.local.md,CLAUDE.local.md", "local overlay candidates")
 	fset.Var(&markers, "root-marker", "workspace root marker (repeatable)")

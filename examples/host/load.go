@@ -6,17 +6,50 @@ import (
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
+	"github.com/rulebroker/rulebroker/host-sdk/instructions"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
-// hostFS is the filesystem every provider and the reconciler read through:
-// the real one, confined to --allow-root directories when any are given.
+// hostFS is the filesystem every provider and the reconciler read through.
+// By default it is confined to what they need: the workspace, the home-level
+// rule and instruction locations the built-in providers and the reconciler
+// use, and the --allow-root directories. --allow-any-path lifts the
+// confinement; pseudo-filesystems and files that are not regular stay
+// unreadable either way.
 func hostFS(ctx context.Context, cfg *config) (shared.HostFS, error) {
-	if len(cfg.allowRoots) == 0 {
-		return workfs.OS{}, nil
+	if cfg.allowAnyPath {
+		return workfs.AllowAny(workfs.OS{}), nil
 	}
-	return workfs.NewPolicy(ctx, workfs.OS{}, cfg.allowRoots...)
+	root, err := workspaceRoot(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	roots := workfs.DefaultRoots(workfs.Locations{
+		Home:          cfg.home,
+		WorkspaceRoot: root,
+		DSHHome:       instructions.DefaultDSHHome(os.Getenv, cfg.home),
+		Cwd:           cfg.cwd,
+	})
+	roots = append(roots, workfs.Tree(cfg.allowRoots...)...)
+	return workfs.NewPolicyRoots(ctx, workfs.OS{}, roots...)
+}
+
+// workspaceRoot finds the workspace root before there is a policy to read
+// through, with one that lets through only the probes for root markers in
+// cwd and its ancestors. Its warnings are reported by the later search
+// through the real policy, which finds the same root.
+func workspaceRoot(ctx context.Context, cfg *config) (string, error) {
+	var probes []workfs.Root
+	for _, m := range cfg.rootMarkers {
+		probes = append(probes, workfs.Exact(workfs.Ancestors(cfg.cwd, m)...)...)
+	}
+	markers, err := workfs.NewPolicyRoots(ctx, workfs.OS{}, probes...)
+	if err != nil {
+		return "", err
+	}
+	root, _, err := workfs.FindRoot(ctx, markers, cfg.cwd, cfg.rootMarkers)
+	return root, err
 }
 
 // loadRules runs every provider once and merges what they find.

@@ -127,7 +127,10 @@ flags (all commands):
   --no-builtins          start only the providers found in plugin directories
   --timeout DURATION     per-provider deadline (default 5s)
   --priority NAME=N      override a provider's priority (repeatable)
-  --allow-root DIR       confine every file read to these roots (repeatable)
+  --allow-root DIR       also allow reads under DIR (repeatable); by default reads
+                         are confined to the workspace and the rule locations
+  --allow-any-path       lift that confinement (pseudo-filesystems and
+                         non-regular files stay unreadable)
 flags (instructions, session):
   --candidates A,B       base instruction files (default AGENTS.md,CLAUDE.md)
   --local-candidates A,B local overlays (default AGENTS.local.md,CLAUDE.local.md)
