@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rulebroker/rulebroker/host-sdk/attach"
 	"github.com/rulebroker/rulebroker/host-sdk/instructions"
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
 	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 // sessionEvent is one line of input.
@@ -23,16 +25,20 @@ type sessionEvent struct {
 
 // sessionOut is one line of output: the event and what it caused.
 type sessionOut struct {
-	Event    string                 `json:"event"`
-	Tool     string                 `json:"tool,omitempty"`
-	Source   string                 `json:"source,omitempty"`
-	Turn     *int                   `json:"turn,omitempty"`
-	Scopes   []instructions.Scope   `json:"scopes,omitempty"`
-	Changes  *[]instructions.Change `json:"changes,omitempty"` // present, maybe empty, when instructions could change
-	Message  *instructions.Message  `json:"message,omitempty"`
-	Fired    *[]firedJSON           `json:"fired,omitempty"` // present, maybe empty, for a stream event
-	Warnings []string               `json:"warnings,omitempty"`
-	Error    string                 `json:"error,omitempty"`
+	Event   string                 `json:"event"`
+	Tool    string                 `json:"tool,omitempty"`
+	Source  string                 `json:"source,omitempty"`
+	Turn    *int                   `json:"turn,omitempty"`
+	Scopes  []instructions.Scope   `json:"scopes,omitempty"`
+	Changes *[]instructions.Change `json:"changes,omitempty"` // present, maybe empty, when instructions could change
+	Message *instructions.Message  `json:"message,omitempty"`
+	// Attached (native mode, tools/post-execute): the rules the touched
+	// paths attached, maybe none, and the one message that injects them.
+	Attached        *[]attach.Attached `json:"attached,omitempty"`
+	AttachedMessage *lifecycle.Message `json:"attachedMessage,omitempty"`
+	Fired           *[]firedJSON       `json:"fired,omitempty"` // present, maybe empty, for a stream event
+	Warnings        []string           `json:"warnings,omitempty"`
+	Error           string             `json:"error,omitempty"`
 }
 
 type firedJSON struct {
@@ -56,7 +62,7 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 	if err != nil {
 		return err
 	}
-	book := newBook(res)
+	book := newBook(cfg, res)
 	triggers := book.NewTTSR()
 
 	rec, err := newReconciler(ctx, cfg)
@@ -64,7 +70,14 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 		return err
 	}
 	var bus lifecycle.Bus
+	// Instructions first, then the rules the same tool call attached: the
+	// order the model reads them in.
 	instr := rec.Attach(&bus)
+	var attached *lifecycle.Subscription[attach.Round]
+	if cfg.activation == shared.ModeNative {
+		attacher, _ := attach.New(book.Attached(), attach.Config{WorkspaceRoot: rec.Root(), Cwd: cfg.cwd})
+		attached = attacher.Attach(&bus)
+	}
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -98,7 +111,7 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 			if len(line) == 0 {
 				continue
 			}
-			if err := enc.Encode(handleEvent(ctx, line, &bus, instr, triggers, cfg.cwd)); err != nil {
+			if err := enc.Encode(handleEvent(ctx, line, &bus, instr, attached, triggers, cfg.cwd)); err != nil {
 				return err
 			}
 		}
@@ -124,7 +137,7 @@ func readLines(r io.Reader) (<-chan []byte, <-chan error) {
 }
 
 func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *lifecycle.Subscription[instructions.Round],
-	triggers *ttsr.Manager, cwd string) sessionOut {
+	attached *lifecycle.Subscription[attach.Round], triggers *ttsr.Manager, cwd string) sessionOut {
 	var ev sessionEvent
 	if err := json.Unmarshal(line, &ev); err != nil {
 		return sessionOut{Event: "invalid", Error: "not a JSON event: " + err.Error()}
@@ -143,6 +156,17 @@ func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *li
 		if round, err := instr.From(results); err == nil {
 			out.Changes, out.Message = nonNilChanges(round.Changes), round.Message
 			out.Warnings = append(out.Warnings, instructionWarnings(round.Warnings)...)
+		}
+		if attached != nil {
+			list := []attach.Attached{}
+			if round, err := attached.From(results); err == nil {
+				list = append(list, round.Attached...)
+				out.AttachedMessage = round.Message
+				for _, w := range round.Warnings {
+					out.Warnings = append(out.Warnings, w.String())
+				}
+			}
+			out.Attached = &list
 		}
 	case "stream":
 		out.Source = ev.Source

@@ -72,6 +72,7 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 		FS:         fsys,
 		Timeout:    cfg.timeout,
 		Priority:   cfg.priority,
+		Activation: cfg.activation,
 	}, shared.DiscoverRequest{Cwd: cfg.cwd, Home: cfg.home, WorkspaceRoot: root})
 	if ctx.Err() != nil {
 		// Interrupted: the providers are already stopped; print nothing half-done.
