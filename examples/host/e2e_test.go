@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,7 +42,24 @@ func TestMain(m *testing.M) {
 	for name, serve := range providerCommands {
 		cmds[broker.BinaryPrefix+name] = serve
 	}
-	testscript.Main(m, cmds)
+	testscript.Main(parallelM{m}, cmds)
+}
+
+// parallelM runs the tests with -parallel 4×GOMAXPROCS unless -parallel is
+// given: each test mostly waits on its child processes (a provider's
+// deadline, a handshake, a process to exit), so two at a time on two cores
+// leaves the cores idle. It only wraps the tests' run: under a command's name
+// the binary never parses test flags.
+type parallelM struct{ m *testing.M }
+
+func (p parallelM) Run() int {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
+	return p.m.Run()
 }
 
 // hostBinary is the host command testscript.Main installed.
