@@ -73,11 +73,6 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 	// Instructions first, then the rules the same tool call attached: the
 	// order the model reads them in.
 	instr := rec.Attach(&bus)
-	var attached *lifecycle.Subscription[attach.Round]
-	if cfg.activation == shared.ModeNative {
-		attacher, _ := attach.New(book.Attached(), attach.Config{WorkspaceRoot: rec.Root(), Cwd: cfg.cwd})
-		attached = attacher.Attach(&bus)
-	}
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -89,6 +84,13 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 	warnings := instructionWarnings(baseline.Warnings)
 	for _, w := range book.warnings {
 		warnings = append(warnings, w.String())
+	}
+	var attached *lifecycle.Subscription[attach.Round]
+	if cfg.activation == shared.ModeNative {
+		// The workspace root is known once the baseline ran. The attacher's
+		// glob warnings come with the first tool call it answers.
+		attacher, _ := attach.New(book.Attached(), attach.Config{WorkspaceRoot: rec.Root(), Cwd: cfg.cwd})
+		attached = attacher.Attach(&bus)
 	}
 	if err := enc.Encode(sessionOut{Event: "baseline", Scopes: rec.Loaded(), Changes: nonNilChanges(baseline.Changes),
 		Message: baseline.Message, Warnings: warnings}); err != nil {
