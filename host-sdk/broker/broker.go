@@ -55,6 +55,11 @@ type Provider struct {
 	Reads           []string // every path it asked the host about
 	Refused         []string // the paths among them the host's policy refused
 	Err             error    // why it contributed nothing, if it failed
+	// Crashes counts the times a live broker's provider process died or got
+	// stuck; Degraded says it keeps doing so (it is still restarted, with
+	// backoff, and its last rules stay loaded).
+	Crashes  int
+	Degraded bool
 }
 
 // Result is what a Load found.
