@@ -16,6 +16,7 @@ import (
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
 	"github.com/rulebroker/rulebroker/internal/wire"
+	"github.com/rulebroker/rulebroker/plugin"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -25,6 +26,10 @@ import (
 const testProviderEnv = "BROKER_TEST_PROVIDER"
 
 func TestMain(m *testing.M) {
+	if name := os.Getenv(realProviderEnv); name != "" {
+		plugin.Serve(realProviders[name]())
+		os.Exit(0)
+	}
 	if spec := os.Getenv(testProviderEnv); spec != "" {
 		name, rest, _ := strings.Cut(spec, ":")
 		prio, mode, _ := strings.Cut(rest, ":")
