@@ -35,10 +35,10 @@ type sessionOut struct {
 	Fired   *[]firedJSON           `json:"fired,omitempty"` // present, maybe empty, for a stream event
 	// Rules is how the rules changed after a tool call; Providers the
 	// provider processes (at the baseline and on a "providers" event).
-	Rules     *ruleChangesJSON     `json:"rules,omitempty"`
+	Rules     *ruleChangesJSON      `json:"rules,omitempty"`
 	Providers []sessionProviderJSON `json:"providers,omitempty"`
-	Warnings  []string       `json:"warnings,omitempty"`
-	Error     string         `json:"error,omitempty"`
+	Warnings  []string              `json:"warnings,omitempty"`
+	Error     string                `json:"error,omitempty"`
 }
 
 type firedJSON struct {
