@@ -71,7 +71,9 @@ func cmdLive(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("a session is already running")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		cmd := exec.CommandContext(ctx, hostBinary(ts), append([]string{"session"}, args[1:]...)...)
+		host, err := exec.LookPath("host") // installed by testscript.Main
+		ts.Check(err)
+		cmd := exec.CommandContext(ctx, host, append([]string{"session"}, args[1:]...)...)
 		cmd.Dir = ts.Getenv("WORK")
 		cmd.Env = scriptEnv(ts)
 		s = &liveSession{cmd: cmd, cancel: cancel, stderr: &bytes.Buffer{}}
@@ -167,9 +169,4 @@ func cmdKillProvider(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	ts.Fatalf("provider %s (pid %d) did not go away", args[0], pid)
-}
-
-// hostBinary is the example host the scripts run.
-func hostBinary(ts *testscript.TestScript) string {
-	return ts.Getenv("BIN") + "/host"
 }
