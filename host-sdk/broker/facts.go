@@ -202,7 +202,10 @@ func (r *factRecorder) done() *factSet {
 // path is racy; then its content or listing is read again and compared, and
 // a match moves the fact's recording time forward so it stops being racy
 // once the tick has passed.
-func (s *factSet) changed(ctx context.Context, fsys shared.HostFS, now func() time.Time) (string, bool) {
+//
+// at is when the round began: a fact re-verified in it counts as recorded
+// then, which is never later than its actual re-read.
+func (s *factSet) changed(ctx context.Context, fsys shared.HostFS, at time.Time) (string, bool) {
 	if s.overflow {
 		return "(more paths than the recording cap)", true
 	}
@@ -210,7 +213,6 @@ func (s *factSet) changed(ctx context.Context, fsys shared.HostFS, now func() ti
 		if f.stat.errClass == "refused" {
 			continue // the policy does not change during a session
 		}
-		at := now()
 		if !statOf(ctx, fsys, f.path).equal(f.stat) {
 			return f.path, true
 		}

@@ -373,7 +373,7 @@ func (l *Live) Refresh(ctx context.Context, touched []string) (Change, error) {
 		case added > 0 || p.facts == nil:
 			todo = append(todo, p)
 		default:
-			if _, changed := p.facts.changed(ctx, l.opts.FS, l.cfg.now); changed {
+			if _, changed := p.facts.changed(ctx, l.opts.FS, now); changed {
 				todo = append(todo, p)
 			}
 		}

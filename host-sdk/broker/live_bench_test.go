@@ -149,6 +149,16 @@ func BenchmarkLiveRound(b *testing.B) {
 		{"demo", filepath.Join(demo, "workspace"), filepath.Join(demo, "home"), filepath.Join(demo, "workspace/.cursor/rules/testing.mdc")},
 		{"4x1000", filepath.Join(big, "ws"), filepath.Join(big, "home"), filepath.Join(big, "ws/.cursor/rules/r0500.md")},
 	}
+	// What a one-shot host does on every run, for the ratio: start the four
+	// providers, describe, discover, merge, stop.
+	b.Run("demo/one-shot-load", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Load(ctx, Options{Builtins: realBuiltins(), FS: workfs.OS{}, Timeout: time.Minute},
+				shared.DiscoverRequest{Cwd: trees[0].ws, Home: trees[0].home, WorkspaceRoot: trees[0].ws}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for _, tr := range trees {
 		l := startBench(b, tr.ws, tr.home)
 		paths := recordedPaths(l)
