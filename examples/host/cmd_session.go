@@ -8,8 +8,10 @@ import (
 	"io"
 
 	"github.com/rulebroker/rulebroker/host-sdk/attach"
+	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/host-sdk/instructions"
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
 	"github.com/rulebroker/rulebroker/shared"
 )
@@ -32,13 +34,17 @@ type sessionOut struct {
 	Scopes  []instructions.Scope   `json:"scopes,omitempty"`
 	Changes *[]instructions.Change `json:"changes,omitempty"` // present, maybe empty, when instructions could change
 	Message *instructions.Message  `json:"message,omitempty"`
+	Fired   *[]firedJSON           `json:"fired,omitempty"` // present, maybe empty, for a stream event
 	// Attached (native mode, tools/post-execute): the rules the touched
 	// paths attached, maybe none, and the one message that injects them.
 	Attached        *[]attach.Attached `json:"attached,omitempty"`
 	AttachedMessage *lifecycle.Message `json:"attachedMessage,omitempty"`
-	Fired           *[]firedJSON       `json:"fired,omitempty"` // present, maybe empty, for a stream event
-	Warnings        []string           `json:"warnings,omitempty"`
-	Error           string             `json:"error,omitempty"`
+	// Rules is how the rules changed after a tool call; Providers the
+	// provider processes (at the baseline and on a "providers" event).
+	Rules     *ruleChangesJSON      `json:"rules,omitempty"`
+	Providers []sessionProviderJSON `json:"providers,omitempty"`
+	Warnings  []string              `json:"warnings,omitempty"`
+	Error     string                `json:"error,omitempty"`
 }
 
 type firedJSON struct {
@@ -50,29 +56,103 @@ type firedJSON struct {
 	Inject  string `json:"inject"`
 }
 
-// cmdSession replays agent events from stdin. It loads the rules once (the
-// providers run, answer and exit), announces the instructions baseline, and
-// then answers every event with one JSON line. A malformed line gets an error
-// line and the session goes on.
+// ruleChangesJSON is what a tool call changed in the rules: the rule lists (each
+// present, maybe empty), the providers that ran again, and the one message
+// for the model.
+type ruleChangesJSON struct {
+	Added      []ruleRef `json:"added"`
+	Removed    []ruleRef `json:"removed"`
+	Changed    []ruleRef `json:"changed"`
+	Shadowed   []ruleRef `json:"shadowed"`
+	Unshadowed []ruleRef `json:"unshadowed"`
+	Discovered []string  `json:"discovered"`
+	Restarted  []string  `json:"restarted"`
+	Message    string    `json:"message,omitempty"`
+}
+
+type ruleRef struct {
+	Name       string `json:"name"`
+	Provider   string `json:"provider"`
+	Path       string `json:"path"`
+	ShadowedBy string `json:"shadowedBy,omitempty"`
+}
+
+type sessionProviderJSON struct {
+	Name     string `json:"name"`
+	PID      int    `json:"pid"`
+	Crashes  int    `json:"crashes"`
+	Degraded bool   `json:"degraded"`
+	Rules    int    `json:"rules"`
+}
+
+func refs(rules []ruleset.Rule) []ruleRef {
+	out := []ruleRef{}
+	for _, r := range rules {
+		out = append(out, ruleRef{Name: r.Name, Provider: r.Provider, Path: r.Path, ShadowedBy: r.ShadowedBy})
+	}
+	return out
+}
+
+func providersJSON(res broker.Result) []sessionProviderJSON {
+	var out []sessionProviderJSON
+	for _, p := range res.Providers {
+		out = append(out, sessionProviderJSON{Name: p.Name, PID: p.PID, Crashes: p.Crashes, Degraded: p.Degraded, Rules: p.Rules})
+	}
+	return out
+}
+
+func rulesOut(ch broker.Change) *ruleChangesJSON {
+	return &ruleChangesJSON{
+		Added: refs(ch.Rules.Added), Removed: refs(ch.Rules.Removed), Changed: refs(ch.Rules.Changed),
+		Shadowed: refs(ch.Rules.Shadowed), Unshadowed: refs(ch.Rules.Unshadowed),
+		Discovered: append([]string{}, ch.Discovered...), Restarted: append([]string{}, ch.Restarted...),
+		Message: ch.Message,
+	}
+}
+
+// cmdSession replays agent events from stdin. Its providers stay up for the
+// whole session (a live broker): it announces the instructions baseline, then
+// answers every event with one JSON line; after a tool call the instructions
+// are reconciled first and then the rules are re-checked, each change
+// announced once. A malformed line gets an error line and the session goes
+// on.
 func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) != 0 {
 		return &exitError{code: 2, msg: "session takes no arguments"}
 	}
-	res, err := loadRules(ctx, cfg)
+	opts, req, rootWarnings, err := brokerSetup(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	live, err := broker.Start(ctx, opts, req)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	defer live.Close()
+	res := live.Result()
+	res.Warnings = append(res.Warnings, rootWarnings...)
 	book := newBook(cfg, res)
-	triggers := book.NewTTSR()
 
 	rec, err := newReconciler(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	var bus lifecycle.Bus
-	// Instructions first, then the rules the same tool call attached: the
-	// order the model reads them in.
 	instr := rec.Attach(&bus)
+	// Then the rules the same tool call attached (native mode only: the
+	// reference pipeline enforces no globs), then rule changes, last.
+	var attacher *attach.Attacher
+	var attached *lifecycle.Subscription[attach.Round]
+	if cfg.activation == shared.ModeNative {
+		// The attacher's glob warnings come with the first tool call it
+		// answers.
+		attacher, _ = attach.New(live.Book().Attached(), attach.Config{WorkspaceRoot: req.WorkspaceRoot, Cwd: cfg.cwd})
+		attached = attacher.Attach(&bus)
+	}
+	rules := live.Attach(&bus)
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -85,15 +165,8 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 	for _, w := range book.warnings {
 		warnings = append(warnings, w.String())
 	}
-	var attached *lifecycle.Subscription[attach.Round]
-	if cfg.activation == shared.ModeNative {
-		// The workspace root is known once the baseline ran. The attacher's
-		// glob warnings come with the first tool call it answers.
-		attacher, _ := attach.New(book.Attached(), attach.Config{WorkspaceRoot: rec.Root(), Cwd: cfg.cwd})
-		attached = attacher.Attach(&bus)
-	}
 	if err := enc.Encode(sessionOut{Event: "baseline", Scopes: rec.Loaded(), Changes: nonNilChanges(baseline.Changes),
-		Message: baseline.Message, Warnings: warnings}); err != nil {
+		Message: baseline.Message, Warnings: warnings, Providers: providersJSON(res)}); err != nil {
 		return err
 	}
 
@@ -113,7 +186,13 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 			if len(line) == 0 {
 				continue
 			}
-			if err := enc.Encode(handleEvent(ctx, line, &bus, instr, attached, triggers, cfg.cwd)); err != nil {
+			out := handleEvent(ctx, line, &bus, instr, attached, rules, live, cfg.cwd)
+			if attacher != nil && out.Rules != nil && rulesChanged(out.Rules) {
+				// The next tool call attaches from the new rules; a rule whose
+				// content changed is injected again at its next match.
+				attacher.Update(live.Book().Attached())
+			}
+			if err := enc.Encode(out); err != nil {
 				return err
 			}
 		}
@@ -138,8 +217,14 @@ func readLines(r io.Reader) (<-chan []byte, <-chan error) {
 	return lines, errc
 }
 
+// rulesChanged reports whether a round changed the merged rules.
+func rulesChanged(r *ruleChangesJSON) bool {
+	return len(r.Added)+len(r.Removed)+len(r.Changed)+len(r.Shadowed)+len(r.Unshadowed) > 0
+}
+
 func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *lifecycle.Subscription[instructions.Round],
-	attached *lifecycle.Subscription[attach.Round], triggers *ttsr.Manager, cwd string) sessionOut {
+	attached *lifecycle.Subscription[attach.Round], rules *lifecycle.Subscription[broker.Change], live *broker.Live, cwd string) sessionOut {
+	triggers := live.TTSR()
 	var ev sessionEvent
 	if err := json.Unmarshal(line, &ev); err != nil {
 		return sessionOut{Event: "invalid", Error: "not a JSON event: " + err.Error()}
@@ -170,6 +255,14 @@ func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *li
 			}
 			out.Attached = &list
 		}
+		if ch, err := rules.From(results); err == nil {
+			out.Rules = rulesOut(ch)
+			for _, w := range ch.Warnings {
+				out.Warnings = append(out.Warnings, w.String())
+			}
+		}
+	case "providers":
+		out.Providers = providersJSON(live.Result())
 	case "stream":
 		out.Source = ev.Source
 		if ev.Source == "" {
@@ -187,7 +280,7 @@ func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *li
 		turn := triggers.Turn()
 		out.Turn = &turn
 	default:
-		out.Error = fmt.Sprintf("unknown event %q (want tools/post-execute, stream or turn_start)", ev.Event)
+		out.Error = fmt.Sprintf("unknown event %q (want tools/post-execute, stream, turn_start or providers)", ev.Event)
 	}
 	return out
 }
