@@ -60,12 +60,16 @@ type Book struct {
 	// order the spec's handler lists them; the first rule with a name wins.
 	byName    map[string]ruleset.Rule
 	available []string
+	// classes holds the class of the first rule of each name, so Class is a
+	// map lookup: a host asks it once per rule, and a scan per call made
+	// listing n rules cost n².
+	classes map[string]Class
 }
 
 // New classifies rules, which are the broker's rules that won their names,
 // in merge order. Warnings name the provider each rule came from.
 func New(rules []ruleset.Rule) *Book {
-	b := &Book{byName: map[string]ruleset.Rule{}}
+	b := &Book{byName: map[string]ruleset.Rule{}, classes: make(map[string]Class, len(rules))}
 	// The compile warnings are not used as such: classify reports each
 	// rule's skipped patterns next to what became of the rule.
 	b.triggers, _ = ttsr.Compile(rules)
@@ -76,7 +80,11 @@ func New(rules []ruleset.Rule) *Book {
 			dups = append(dups, r)
 		}
 		seen[r.Name] = true
-		b.entries = append(b.entries, Entry{Rule: r, Class: b.classify(r, b.triggers.Rule(i))})
+		c := b.classify(r, b.triggers.Rule(i))
+		b.entries = append(b.entries, Entry{Rule: r, Class: c})
+		if _, ok := b.classes[r.Name]; !ok {
+			b.classes[r.Name] = c
+		}
 	}
 	for _, r := range b.rulebook {
 		b.index(r)
@@ -158,12 +166,8 @@ func (b *Book) Entries() []Entry { return slices.Clone(b.entries) }
 // Class returns the class of the first rule called name; false if there is
 // none.
 func (b *Book) Class(name string) (Class, bool) {
-	for _, e := range b.entries {
-		if e.Rule.Name == name {
-			return e.Class, true
-		}
-	}
-	return "", false
+	c, ok := b.classes[name]
+	return c, ok
 }
 
 // Always returns the always-apply rules in merge order.
