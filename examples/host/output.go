@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 )
@@ -30,7 +32,7 @@ func newTable(w io.Writer, header ...string) *table {
 func (t *table) row(cells ...string) {
 	for i, c := range cells {
 		// A tab or newline inside a cell would break the columns.
-		cells[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(c)
+		cells[i] = printable(strings.NewReplacer("\t", " ", "\n", " ").Replace(c))
 		if cells[i] == "" {
 			cells[i] = "-"
 		}
@@ -61,8 +63,47 @@ func printWarnings(w io.Writer, ws []warningJSON) {
 	}
 	fmt.Fprintf(w, "\nWARNINGS (%d)\n", len(ws))
 	for _, x := range ws {
-		fmt.Fprintf(w, "  %s\n", diag.Warning{Source: x.Provider, Path: x.Path, Message: x.Message})
+		fmt.Fprintf(w, "  %s\n", printable(diag.Warning{Source: x.Provider, Path: x.Path, Message: x.Message}.String()))
 	}
+}
+
+// printable makes s safe to show on a terminal: control characters (C0, DEL,
+// C1), format characters that print as nothing or reorder the line
+// (zero-width, bidi controls, the BOM) and bytes that are not UTF-8 are
+// written as Go escapes (\x1b, \u200b, \xff). A file name or description
+// holding "\x1b[2K\r" could otherwise erase and rewrite the line it is on.
+// Only the tables go through it; JSON output stays exact.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if needsEscape(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case needsEscape(r) && r < 0x100:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case needsEscape(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func needsEscape(r rune) bool {
+	return r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }
 
 // displayPath shortens a path for a table: relative to cwd when below it,

@@ -146,7 +146,9 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 		}
 		res.Providers = append(res.Providers, p)
 	}
-	res.Rules = merge(sets)
+	var mergeWarnings []diag.Warning
+	res.Rules, mergeWarnings = merge(sets)
+	res.Warnings = append(res.Warnings, mergeWarnings...)
 	if w, ok := refusedWarning(res.Providers); ok {
 		res.Warnings = append(res.Warnings, w)
 	}
