@@ -50,6 +50,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
@@ -135,14 +136,28 @@ type Reconciler struct {
 }
 
 type state struct {
-	started bool                  // a round has run (or a started state was restored)
-	root    string                // workspace root, found by the first round
-	dirs    map[string]bool       // every directory label probed so far
-	loaded  map[string]Scope      // by key
-	cache   map[string]cacheEntry // by key: version cache of present files
+	started bool   // a round has run (or a started state was restored)
+	root    string // workspace root, found by the first round
+	// dirs holds every directory label probed each round, with the round in
+	// which a tool last touched it (for the least-recently-touched bound;
+	// the baseline directories and those holding a loaded scope are never
+	// dropped).
+	dirs   map[string]uint64
+	seq    uint64                // rounds run: the clock of dirs
+	loaded map[string]Scope      // by key
+	cache  map[string]cacheEntry // by key: version cache of present files
 	// warned holds, by key, the warning last reported for an unavailable
 	// scope, so a host hears about it once, not after every tool call.
 	warned map[string]diag.Warning
+	// said holds the other warnings already reported this session (a
+	// touched path too long to follow, directories dropped), so the same
+	// one is not repeated every round.
+	said map[diag.Warning]bool
+	// realCwd is cwd with its symlinks resolved ("" until known, or when it
+	// cannot be), so a touched path given in resolved form still counts as
+	// below cwd.
+	realCwd    string
+	cwdChecked bool
 }
 
 // cacheEntry is one row of the version cache: the version of the file a
@@ -173,15 +188,19 @@ func (c cacheEntry) matches(resolved string, fi shared.FileInfo) bool {
 }
 
 func newState() state {
-	return state{dirs: map[string]bool{}, loaded: map[string]Scope{}, cache: map[string]cacheEntry{}}
+	return state{dirs: map[string]uint64{}, loaded: map[string]Scope{}, cache: map[string]cacheEntry{}, said: map[diag.Warning]bool{}}
 }
 
 // clone copies s so a round can work on it and commit it whole, or not at
 // all. loaded is shared, not copied: a round never writes to it, it replaces
 // it with the loaded set its plan computed.
 func (s state) clone() state {
-	n := state{started: s.started, root: s.root, dirs: make(map[string]bool, len(s.dirs)), loaded: s.loaded,
-		cache: make(map[string]cacheEntry, len(s.cache)), warned: s.warned}
+	n := state{started: s.started, root: s.root, dirs: make(map[string]uint64, len(s.dirs)), seq: s.seq + 1,
+		loaded: s.loaded, cache: make(map[string]cacheEntry, len(s.cache)), warned: s.warned,
+		said: make(map[diag.Warning]bool, len(s.said)), realCwd: s.realCwd, cwdChecked: s.cwdChecked}
+	for k, v := range s.said {
+		n.said[k] = v
+	}
 	for k, v := range s.dirs {
 		n.dirs[k] = v
 	}
@@ -341,10 +360,21 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 		}
 		st.root = root
 	}
+	if !st.cwdChecked {
+		// Best effort: without it, paths in resolved form are just not
+		// recognised as below cwd, as before.
+		if real, err := r.cfg.FS.Resolve(ctx, r.cfg.Cwd); err == nil && real != r.cfg.Cwd {
+			st.realCwd = real
+		}
+		st.cwdChecked = true
+	}
 	first := !st.started
 	now := r.cfg.Now().UnixNano()
 
-	dirs := r.directories(&st, baseline || first, touched)
+	dirs, dirWarns, err := r.directories(ctx, &st, baseline || first, touched)
+	if err != nil {
+		return Round{}, err
+	}
 	probes, err := r.probeAll(ctx, st, dirs)
 	if err != nil {
 		return Round{}, err
@@ -357,6 +387,8 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 	st.recordVersions(probes, now)
 	st.loaded = pl.loaded
 	st.started = true
+	r.forget(ctx, &st, probes)
+	warns = append(warns, st.once(dirWarns)...)
 
 	// Changes is never nil so a JSON consumer sees [] rather than null.
 	rd := Round{Changes: append([]Change{}, pl.changes...), Warnings: warns}
@@ -371,39 +403,185 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 // directories adds to st.dirs the directories this round probes and returns
 // every known one in render order. The baseline directories are the
 // user-global one and every directory from the root down to cwd; a tool call
-// adds those between cwd and each touched path below it; and a loaded
-// scope's directory is always probed again.
-func (r *Reconciler) directories(st *state, withBaseline bool, touched []string) []string {
+// adds the existing directories between cwd and each touched path below it;
+// and a loaded scope's directory is always probed again.
+func (r *Reconciler) directories(ctx context.Context, st *state, withBaseline bool, touched []string) ([]string, []diag.Warning, error) {
 	if withBaseline {
 		if r.cfg.DSHHome != "" {
-			st.dirs[UserGlobalDir] = true
+			st.dirs[UserGlobalDir] = st.seq
 		}
-		for d := r.cfg.Cwd; ; d = filepath.Dir(d) {
-			if l, ok := dirLabel(st.root, d); ok {
-				st.dirs[l] = true
-			}
-			if d == st.root || d == filepath.Dir(d) {
-				break
-			}
+		for _, l := range r.baselineLabels(st.root) {
+			st.dirs[l] = st.seq
 		}
 	}
+	var warns []diag.Warning
 	for _, p := range touched {
-		for _, d := range r.touchedDirs(p) {
-			if l, ok := dirLabel(st.root, d); ok {
-				st.dirs[l] = true
-			}
+		ds, w := r.touchedDirs(st, p)
+		if w != nil {
+			warns = append(warns, *w)
+			continue
+		}
+		if err := r.admit(ctx, st, ds); err != nil {
+			return nil, nil, err
 		}
 	}
 	for _, s := range st.loaded {
-		st.dirs[s.Dir] = true
+		if _, ok := st.dirs[s.Dir]; !ok {
+			st.dirs[s.Dir] = st.seq
+		}
+	}
+	if w, ok := r.bound(st); ok {
+		warns = append(warns, w)
 	}
 	dirs := make([]string, 0, len(st.dirs))
 	for d := range st.dirs {
 		dirs = append(dirs, d)
 	}
 	sort.Slice(dirs, func(i, j int) bool { return r.less(dirs[i], "", dirs[j], "") })
-	return dirs
+	return dirs, warns, nil
 }
+
+// baselineLabels are the labels of the directories from cwd up to the root.
+func (r *Reconciler) baselineLabels(root string) []string {
+	var out []string
+	for d := r.cfg.Cwd; ; d = filepath.Dir(d) {
+		if l, ok := dirLabel(root, d); ok {
+			out = append(out, l)
+		}
+		if d == root || d == filepath.Dir(d) {
+			break
+		}
+	}
+	return out
+}
+
+// admit remembers the directories ds (deepest first, all below cwd) that
+// exist. Known ones are only marked touched; of the unknown ones, the
+// deepest that exists is found with one stat each from the bottom up, and
+// it and its ancestors are remembered. A path to something that was deleted,
+// or never existed, so adds nothing to probe every round.
+func (r *Reconciler) admit(ctx context.Context, st *state, ds []string) error {
+	labels := make([]string, len(ds))
+	for i, d := range ds {
+		l, ok := dirLabel(st.root, d)
+		if !ok {
+			return nil
+		}
+		labels[i] = l
+	}
+	exists := len(ds) // index of the deepest directory known to exist
+	for i, d := range ds {
+		if _, known := st.dirs[labels[i]]; known {
+			exists = i
+			break
+		}
+		fi, err := r.cfg.FS.Stat(ctx, d)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err == nil && fi.Mode.IsDir() {
+			exists = i
+			break
+		}
+	}
+	for _, l := range labels[min(exists, len(labels)):] {
+		st.dirs[l] = st.seq
+	}
+	return nil
+}
+
+// MaxTouchedDirs bounds the directories a session remembers because a tool
+// touched them; past it, the least recently touched are dropped (a later
+// touch brings one back). Directories on the way from the root to cwd and
+// those holding a loaded file do not count and are never dropped.
+const MaxTouchedDirs = 4096
+
+// bound drops the least recently touched directories beyond MaxTouchedDirs
+// and says so.
+func (r *Reconciler) bound(st *state) (diag.Warning, bool) {
+	pinned := map[string]bool{UserGlobalDir: true}
+	for _, l := range r.baselineLabels(st.root) {
+		pinned[l] = true
+	}
+	for _, s := range st.loaded {
+		pinned[s.Dir] = true
+	}
+	if len(st.dirs) <= MaxTouchedDirs+len(pinned) {
+		return diag.Warning{}, false
+	}
+	var free []string
+	for d := range st.dirs {
+		if !pinned[d] {
+			free = append(free, d)
+		}
+	}
+	if len(free) <= MaxTouchedDirs {
+		return diag.Warning{}, false
+	}
+	sort.Slice(free, func(i, j int) bool {
+		if a, b := st.dirs[free[i]], st.dirs[free[j]]; a != b {
+			return a < b
+		}
+		return free[i] < free[j]
+	})
+	for _, d := range free[:len(free)-MaxTouchedDirs] {
+		delete(st.dirs, d)
+	}
+	return diag.Warning{Source: source, Message: fmt.Sprintf(
+		"more than %d directories touched this session: the least recently touched are no longer checked for instruction files until a tool touches them again",
+		MaxTouchedDirs)}, true
+}
+
+// forget drops the touched directories that no longer exist: every
+// candidate in them was absent this round, and the directory itself is gone
+// (one stat, only for directories with no file in them).
+func (r *Reconciler) forget(ctx context.Context, st *state, probes []*probe) {
+	pinned := map[string]bool{UserGlobalDir: true}
+	for _, l := range r.baselineLabels(st.root) {
+		pinned[l] = true
+	}
+	empty := map[string]bool{}
+	for _, p := range probes {
+		if pinned[p.Dir] {
+			continue
+		}
+		if _, seen := empty[p.Dir]; !seen {
+			empty[p.Dir] = true
+		}
+		if p.out != absent {
+			empty[p.Dir] = false
+		}
+	}
+	for d, e := range empty {
+		if !e {
+			continue
+		}
+		fi, err := r.cfg.FS.Stat(ctx, dirPath(st.root, r.cfg.DSHHome, d))
+		if err == nil && !fi.Mode.IsDir() || err != nil && isAbsent(err) {
+			delete(st.dirs, d)
+		}
+	}
+}
+
+// once returns the warnings not yet reported this session and remembers
+// them, up to maxSaid; past that a warning may be repeated, but memory stays
+// bounded.
+func (st *state) once(ws []diag.Warning) []diag.Warning {
+	var out []diag.Warning
+	for _, w := range ws {
+		if st.said[w] {
+			continue
+		}
+		if len(st.said) < maxSaid {
+			st.said[w] = true
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// maxSaid bounds the warnings remembered as already reported.
+const maxSaid = 1024
 
 // probeAll resolves and stats every scope of dirs, then reads in one batch
 // the present files whose digests the version cache could not supply. The
@@ -662,23 +840,63 @@ func (r *Reconciler) decide(probes []*probe, loaded map[string]Scope) plan {
 	return pl
 }
 
+// Touched paths longer than these are ignored, with a warning: no real
+// file has such a path (Linux's PATH_MAX is 4096 bytes), and following one
+// would cost a probe per component.
+const (
+	maxTouchedPathBytes = 4096
+	maxTouchedPathParts = 256
+)
+
 // touchedDirs returns the directories strictly below cwd down to the folder
-// of p, when p is below cwd.
-func (r *Reconciler) touchedDirs(p string) []string {
+// of p, deepest first, when p is below cwd: given relative to cwd, absolute,
+// or absolute in resolved form when cwd is reached through a symlink. A path
+// too long to be real gives a warning instead.
+func (r *Reconciler) touchedDirs(st *state, p string) ([]string, *diag.Warning) {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
-		return nil
+		return nil, nil
+	}
+	if len(p) > maxTouchedPathBytes || strings.Count(p, string(filepath.Separator)) > maxTouchedPathParts {
+		return nil, &diag.Warning{Source: source, Path: clipPath(p), Message: fmt.Sprintf(
+			"touched path ignored: longer than %d bytes or %d components, so it cannot name a real file",
+			maxTouchedPathBytes, maxTouchedPathParts)}
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(r.cfg.Cwd, p)
 	}
 	p = filepath.Clean(p)
-	rel, err := filepath.Rel(r.cfg.Cwd, p)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil
+	rel, ok := relBelow(r.cfg.Cwd, p)
+	if !ok && st.realCwd != "" {
+		rel, ok = relBelow(st.realCwd, p)
 	}
+	if !ok {
+		return nil, nil
+	}
+	p = filepath.Join(r.cfg.Cwd, rel)
 	var out []string
 	for d := filepath.Dir(p); d != r.cfg.Cwd && len(d) > len(r.cfg.Cwd); d = filepath.Dir(d) {
 		out = append(out, d)
 	}
-	return out
+	return out, nil
+}
+
+// relBelow is p relative to dir when p is strictly below dir.
+func relBelow(dir, p string) (string, bool) {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// clipPath keeps a warning about an absurd path readable.
+func clipPath(p string) string {
+	if len(p) <= 120 {
+		return p
+	}
+	cut := 120
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return p[:cut] + "…"
 }
