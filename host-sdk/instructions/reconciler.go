@@ -45,7 +45,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -158,6 +160,9 @@ type state struct {
 	// below cwd.
 	realCwd    string
 	cwdChecked bool
+	// dirsOwned and cacheOwned say whether this copy of the state may write
+	// to dirs and cache, or must copy them first (see clone).
+	dirsOwned, cacheOwned bool
 }
 
 // cacheEntry is one row of the version cache: the version of the file a
@@ -193,21 +198,59 @@ func newState() state {
 
 // clone copies s so a round can work on it and commit it whole, or not at
 // all. loaded is shared, not copied: a round never writes to it, it replaces
-// it with the loaded set its plan computed.
+// it with the loaded set its plan computed. dirs and cache are copied only
+// when the round first writes to them (setDir, setCache...).
 func (s state) clone() state {
-	n := state{started: s.started, root: s.root, dirs: make(map[string]uint64, len(s.dirs)), seq: s.seq + 1,
-		loaded: s.loaded, cache: make(map[string]cacheEntry, len(s.cache)), warned: s.warned,
-		said: make(map[diag.Warning]bool, len(s.said)), realCwd: s.realCwd, cwdChecked: s.cwdChecked}
+	n := s
+	n.seq++
+	n.dirsOwned, n.cacheOwned = false, false
+	n.said = make(map[diag.Warning]bool, len(s.said))
 	for k, v := range s.said {
 		n.said[k] = v
 	}
-	for k, v := range s.dirs {
-		n.dirs[k] = v
-	}
-	for k, v := range s.cache {
-		n.cache[k] = v
-	}
 	return n
+}
+
+// setDir and delDir write to dirs, copying it first if it is still shared
+// with the committed state: an unchanged round then copies nothing.
+func (s *state) setDir(label string, seq uint64) {
+	if old, ok := s.dirs[label]; ok && old == seq {
+		return
+	}
+	s.ownDirs()
+	s.dirs[label] = seq
+}
+
+func (s *state) delDir(label string) {
+	if _, ok := s.dirs[label]; ok {
+		s.ownDirs()
+		delete(s.dirs, label)
+	}
+}
+
+func (s *state) ownDirs() {
+	if !s.dirsOwned {
+		s.dirs, s.dirsOwned = maps.Clone(s.dirs), true
+	}
+}
+
+// setCache and delCache write to cache the same way.
+func (s *state) setCache(key string, e cacheEntry) {
+	s.ownCache()
+	s.cache[key] = e
+}
+
+func (s *state) delCache(key string) {
+	if _, ok := s.cache[key]; ok {
+		s.ownCache()
+		delete(s.cache, key)
+	}
+}
+
+func (s *state) ownCache() {
+	if !s.cacheOwned {
+		s.cache, s.cacheOwned = maps.Clone(s.cache), true
+	}
 }
 
 // New validates cfg, fills in defaults, and returns a Reconciler with empty
@@ -408,10 +451,10 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 func (r *Reconciler) directories(ctx context.Context, st *state, withBaseline bool, touched []string) ([]string, []diag.Warning, error) {
 	if withBaseline {
 		if r.cfg.DSHHome != "" {
-			st.dirs[UserGlobalDir] = st.seq
+			st.setDir(UserGlobalDir, st.seq)
 		}
 		for _, l := range r.baselineLabels(st.root) {
-			st.dirs[l] = st.seq
+			st.setDir(l, st.seq)
 		}
 	}
 	var warns []diag.Warning
@@ -427,17 +470,30 @@ func (r *Reconciler) directories(ctx context.Context, st *state, withBaseline bo
 	}
 	for _, s := range st.loaded {
 		if _, ok := st.dirs[s.Dir]; !ok {
-			st.dirs[s.Dir] = st.seq
+			st.setDir(s.Dir, st.seq)
 		}
 	}
 	if w, ok := r.bound(st); ok {
 		warns = append(warns, w)
 	}
-	dirs := make([]string, 0, len(st.dirs))
-	for d := range st.dirs {
-		dirs = append(dirs, d)
+	type byDepth struct {
+		depth int
+		label string
 	}
-	sort.Slice(dirs, func(i, j int) bool { return r.less(dirs[i], "", dirs[j], "") })
+	order := make([]byDepth, 0, len(st.dirs))
+	for d := range st.dirs {
+		order = append(order, byDepth{dirDepth(d), d})
+	}
+	slices.SortFunc(order, func(a, b byDepth) int {
+		if a.depth != b.depth {
+			return a.depth - b.depth
+		}
+		return strings.Compare(a.label, b.label)
+	})
+	dirs := make([]string, len(order))
+	for i, o := range order {
+		dirs[i] = o.label
+	}
 	return dirs, warns, nil
 }
 
@@ -485,7 +541,7 @@ func (r *Reconciler) admit(ctx context.Context, st *state, ds []string) error {
 		}
 	}
 	for _, l := range labels[min(exists, len(labels)):] {
-		st.dirs[l] = st.seq
+		st.setDir(l, st.seq)
 	}
 	return nil
 }
@@ -499,6 +555,9 @@ const MaxTouchedDirs = 4096
 // bound drops the least recently touched directories beyond MaxTouchedDirs
 // and says so.
 func (r *Reconciler) bound(st *state) (diag.Warning, bool) {
+	if len(st.dirs) <= MaxTouchedDirs {
+		return diag.Warning{}, false // the common case, without building pinned
+	}
 	pinned := map[string]bool{UserGlobalDir: true}
 	for _, l := range r.baselineLabels(st.root) {
 		pinned[l] = true
@@ -525,7 +584,7 @@ func (r *Reconciler) bound(st *state) (diag.Warning, bool) {
 		return free[i] < free[j]
 	})
 	for _, d := range free[:len(free)-MaxTouchedDirs] {
-		delete(st.dirs, d)
+		st.delDir(d)
 	}
 	return diag.Warning{Source: source, Message: fmt.Sprintf(
 		"more than %d directories touched this session: the least recently touched are no longer checked for instruction files until a tool touches them again",
@@ -536,29 +595,28 @@ func (r *Reconciler) bound(st *state) (diag.Warning, bool) {
 // candidate in them was absent this round, and the directory itself is gone
 // (one stat, only for directories with no file in them).
 func (r *Reconciler) forget(ctx context.Context, st *state, probes []*probe) {
-	pinned := map[string]bool{UserGlobalDir: true}
-	for _, l := range r.baselineLabels(st.root) {
-		pinned[l] = true
-	}
-	empty := map[string]bool{}
-	for _, p := range probes {
-		if pinned[p.Dir] {
+	// Probes are in render order, so each directory's are contiguous.
+	var pinned map[string]bool
+	for i := 0; i < len(probes); {
+		d, empty := probes[i].Dir, true
+		for ; i < len(probes) && probes[i].Dir == d; i++ {
+			empty = empty && probes[i].out == absent
+		}
+		if !empty {
 			continue
 		}
-		if _, seen := empty[p.Dir]; !seen {
-			empty[p.Dir] = true
+		if pinned == nil {
+			pinned = map[string]bool{UserGlobalDir: true}
+			for _, l := range r.baselineLabels(st.root) {
+				pinned[l] = true
+			}
 		}
-		if p.out != absent {
-			empty[p.Dir] = false
-		}
-	}
-	for d, e := range empty {
-		if !e {
+		if pinned[d] {
 			continue
 		}
 		fi, err := r.cfg.FS.Stat(ctx, dirPath(st.root, r.cfg.DSHHome, d))
 		if err == nil && !fi.Mode.IsDir() || err != nil && isAbsent(err) {
-			delete(st.dirs, d)
+			st.delDir(d)
 		}
 	}
 }
@@ -601,7 +659,8 @@ func (r *Reconciler) probeAll(ctx context.Context, st state, dirs []string) ([]*
 		}
 		base := dirPath(st.root, r.cfg.DSHHome, d)
 		for _, c := range cands {
-			all = append(all, probe{Scope: Scope{Key: ScopeKey(d, c), Dir: d, Candidate: c, Path: filepath.Join(base, c)}})
+			// base is clean and c a plain name: concatenation is Join.
+			all = append(all, probe{Scope: Scope{Key: ScopeKey(d, c), Dir: d, Candidate: c, Path: base + string(filepath.Separator) + c}})
 			p := &all[len(all)-1]
 			if err := r.stat(ctx, p, st.cache[p.Key]); err != nil {
 				return nil, err
@@ -667,16 +726,20 @@ func (st *state) recordVersions(probes []*probe, now int64) {
 		switch p.out {
 		case present:
 			rec := now
-			if old, ok := st.cache[p.Key]; ok && !p.read {
+			old, ok := st.cache[p.Key]
+			if ok && !p.read {
 				rec = old.RecordedAtNs
 			}
-			st.cache[p.Key] = cacheEntry{
+			row := cacheEntry{
 				Key: p.Key, ResolvedPath: p.ResolvedPath, Dev: p.fi.Dev, Ino: p.fi.Ino, Size: p.fi.Size,
 				MtimeNs: p.fi.ModTime.UnixNano(), CtimeNs: p.fi.Ctime.UnixNano(),
 				Digest: p.Digest, TrimmedDigest: p.TrimmedDigest, RecordedAtNs: rec,
 			}
+			if !ok || row != old {
+				st.setCache(p.Key, row)
+			}
 		case absent:
-			delete(st.cache, p.Key)
+			st.delCache(p.Key)
 		}
 	}
 }
@@ -693,6 +756,9 @@ func (r *Reconciler) stat(ctx context.Context, p *probe, c cacheEntry) error {
 			return nil
 		}
 		p.unavailable(fmt.Sprintf("unavailable (%s failed: %v)", op, err))
+		return nil
+	}
+	if r.unchanged(ctx, p, c) {
 		return nil
 	}
 	res, err := r.cfg.FS.Resolve(ctx, p.Path)
@@ -717,6 +783,37 @@ func (r *Reconciler) stat(ctx context.Context, p *probe, c cacheEntry) error {
 		p.Digest, p.TrimmedDigest = c.Digest, c.TrimmedDigest
 	}
 	return nil
+}
+
+// lstater is a filesystem that can stat a path without following a final
+// symlink (workfs.OS and workfs.Policy can).
+type lstater interface {
+	Lstat(ctx context.Context, path string) (shared.FileInfo, error)
+}
+
+// unchanged is the fast path of an unchanged round: when the scope's file
+// was last found at its own path (no symlink on the way) and the cache
+// trusts its digests, one lstat that finds a plain file of the same version
+// settles the scope. Anything else (a link now at the candidate path, a
+// different inode because a directory on the way became a link elsewhere, a
+// new size or time, an error) falls back to resolve and stat, which decide
+// as before. One system call instead of four for every scope that did not
+// change.
+func (r *Reconciler) unchanged(ctx context.Context, p *probe, c cacheEntry) bool {
+	if c.ResolvedPath != p.Path {
+		return false
+	}
+	l, ok := r.cfg.FS.(lstater)
+	if !ok {
+		return false
+	}
+	fi, err := l.Lstat(ctx, p.Path)
+	if err != nil || !fi.Mode.IsRegular() || fi.Size > r.cfg.MaxFileBytes || !c.matches(p.Path, fi) {
+		return false
+	}
+	p.ResolvedPath, p.fi, p.out = p.Path, fi, present
+	p.Digest, p.TrimmedDigest = c.Digest, c.TrimmedDigest
+	return true
 }
 
 // readAll reads probes in one batch and classifies failures as stat does.
@@ -775,41 +872,52 @@ type plan struct {
 // order, so each directory's candidates are contiguous and in order) against
 // the loaded state, and returns the changes and the new loaded set.
 func (r *Reconciler) decide(probes []*probe, loaded map[string]Scope) plan {
-	pl := plan{loaded: map[string]Scope{}, bytes: map[string]*probe{}}
-	var kept map[string]bool
+	pl := plan{bytes: map[string]*probe{}}
+	// next collects the new loaded set; when it is the old one exactly (the
+	// common, unchanged round) the old map is reused rather than rebuilt.
+	next := make([]Scope, 0, len(loaded))
+	same := true
+	keep := func(s Scope, old Scope, wasLoaded bool) {
+		next = append(next, s)
+		same = same && wasLoaded && s == old
+	}
+	// kept holds this directory's kept trimmed digests: a handful, so a
+	// slice scanned is cheaper than a map made per directory.
+	var kept keptSet
 	dir := "\x00" // no label is this
-	visited := map[string]bool{}
+	probedLoaded := 0
 	for _, p := range probes {
 		if p.Dir != dir {
-			dir, kept = p.Dir, map[string]bool{}
+			dir, kept = p.Dir, kept[:0]
 		}
-		visited[p.Key] = true
 		old, wasLoaded := loaded[p.Key]
-		ch := Change{Key: p.Key, Dir: p.Dir, Candidate: p.Candidate, Path: p.Path}
-		remove := func() {
-			if wasLoaded {
-				ch.Action = ActionRemove
-				pl.changes = append(pl.changes, ch)
-			}
+		if wasLoaded {
+			probedLoaded++
 		}
+		ch := Change{Key: p.Key, Dir: p.Dir, Candidate: p.Candidate, Path: p.Path}
 		switch p.out {
 		case unavailable:
 			// Keep whatever we had, unchanged and silent; it still claims
 			// its content in this directory's dedup.
 			if wasLoaded {
-				pl.loaded[p.Key] = old
-				kept[old.TrimmedDigest] = true
+				keep(old, old, true)
+				kept = append(kept, old.TrimmedDigest)
 			}
 		case absent:
-			remove()
+			if wasLoaded {
+				ch.Action = ActionRemove
+				pl.changes = append(pl.changes, ch)
+			}
 		case present:
-			if p.TrimmedDigest == emptyDigest || kept[p.TrimmedDigest] {
-				remove()
+			if p.TrimmedDigest == emptyDigest || kept.has(p.TrimmedDigest) {
+				if wasLoaded {
+					ch.Action = ActionRemove
+					pl.changes = append(pl.changes, ch)
+				}
 				continue
 			}
-			kept[p.TrimmedDigest] = true
-			s := p.Scope
-			pl.loaded[p.Key] = s
+			kept = append(kept, p.TrimmedDigest)
+			keep(p.Scope, old, wasLoaded)
 			ch.Digest = p.Digest
 			switch {
 			case !wasLoaded:
@@ -824,8 +932,23 @@ func (r *Reconciler) decide(probes []*probe, loaded map[string]Scope) plan {
 			pl.needBytes = append(pl.needBytes, p)
 		}
 	}
+	if same && len(next) == len(loaded) {
+		pl.loaded = loaded
+	} else {
+		pl.loaded = make(map[string]Scope, len(next))
+		for _, s := range next {
+			pl.loaded[s.Key] = s
+		}
+	}
+	if probedLoaded == len(loaded) {
+		return pl
+	}
 	// A loaded scope no round probed any more (its candidate is no longer
 	// configured) is removed.
+	visited := make(map[string]bool, len(probes))
+	for _, p := range probes {
+		visited[p.Key] = true
+	}
 	var gone []string
 	for k := range loaded {
 		if !visited[k] {
@@ -847,6 +970,11 @@ const (
 	maxTouchedPathBytes = 4096
 	maxTouchedPathParts = 256
 )
+
+// keptSet is one directory's kept trimmed digests.
+type keptSet []string
+
+func (k keptSet) has(d string) bool { return slices.Contains(k, d) }
 
 // touchedDirs returns the directories strictly below cwd down to the folder
 // of p, deepest first, when p is below cwd: given relative to cwd, absolute,

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 // A touched path far longer than any real path costs one warning for the
@@ -127,4 +129,79 @@ func TestSymlinkedCwdSeesResolvedTouchedPaths(t *testing.T) {
 	if p := rd.Changes[0].Path; p != j(cwd, "pkg", "deep", "AGENTS.md") {
 		t.Fatalf("path %s, want it under cwd's spelling", p)
 	}
+}
+
+// countingOS is workfs.OS with counters, Lstat included, so the fast path of
+// an unchanged round runs and can be checked on a real tree.
+type countingOS struct {
+	workfs.OS
+	lstats, resolves, reads int
+}
+
+func (c *countingOS) Lstat(ctx context.Context, p string) (shared.FileInfo, error) {
+	c.lstats++
+	return c.OS.Lstat(ctx, p)
+}
+
+func (c *countingOS) Resolve(ctx context.Context, p string) (string, error) {
+	c.resolves++
+	return c.OS.Resolve(ctx, p)
+}
+
+func (c *countingOS) ReadFiles(ctx context.Context, ps []string, max int64) ([]shared.FileContent, error) {
+	c.reads += len(ps)
+	return c.OS.ReadFiles(ctx, ps, max)
+}
+
+// An unchanged round settles each plain, unchanged file with one lstat, and
+// still notices every way the file behind a candidate path can change: a
+// symlink put in its place, a directory on the way replaced by a link to
+// another, a rewrite.
+func TestUnchangedRoundFastPath(t *testing.T) {
+	ctx := context.Background()
+	ws, other := realDir(t), realDir(t)
+	j := filepath.Join
+	old := time.Now().Add(-time.Hour)
+	write := func(p, text string) {
+		t.Helper()
+		mustDo(t, os.MkdirAll(filepath.Dir(p), 0o755), os.WriteFile(p, []byte(text), 0o644), os.Chtimes(p, old, old))
+	}
+	mustDo(t, os.Mkdir(j(ws, ".git"), 0o755))
+	write(j(ws, "AGENTS.md"), "root\n")
+	write(j(ws, "a", "AGENTS.md"), "in a\n")
+	write(j(ws, "b", "AGENTS.md"), "in b\n")
+	write(j(other, "AGENTS.md"), "elsewhere\n")
+	write(j(other, "b2", "AGENTS.md"), "in b2\n")
+	fsys := &countingOS{}
+	r, err := New(Config{FS: fsys, Cwd: ws, LocalCandidates: []string{}})
+	mustDo(t, err)
+	_, err = r.Baseline(ctx)
+	mustDo(t, err)
+	round := func(paths ...string) Round {
+		t.Helper()
+		rd, err := r.PostExecute(ctx, "write", paths)
+		mustDo(t, err)
+		return rd
+	}
+	wantChanges(t, round("a/x.go", "b/x.go"), "set a|AGENTS.md; set b|AGENTS.md")
+
+	*fsys = countingOS{}
+	wantChanges(t, round(), "")
+	if fsys.reads != 0 || fsys.lstats < 3 || fsys.resolves != 3 { // 3 absent CLAUDE.md still resolve
+		t.Fatalf("unchanged round: %+v", *fsys)
+	}
+
+	// A symlink where the file was: the link's target is loaded.
+	mustDo(t, os.Remove(j(ws, "AGENTS.md")), os.Symlink(j(other, "AGENTS.md"), j(ws, "AGENTS.md")))
+	rd := round()
+	wantChanges(t, rd, "replace .|AGENTS.md")
+	if !strings.Contains(rd.Message.Text, "elsewhere") {
+		t.Fatalf("text: %s", rd.Message.Text)
+	}
+	// A directory on the way becomes a link to another directory.
+	mustDo(t, os.RemoveAll(j(ws, "b")), os.Symlink(j(other, "b2"), j(ws, "b")))
+	wantChanges(t, round(), "replace b|AGENTS.md")
+	// A rewrite of the same size.
+	mustDo(t, os.WriteFile(j(ws, "a", "AGENTS.md"), []byte("in A\n"), 0o644))
+	wantChanges(t, round(), "replace a|AGENTS.md")
 }

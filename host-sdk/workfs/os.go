@@ -35,6 +35,20 @@ func (OS) Stat(ctx context.Context, path string) (shared.FileInfo, error) {
 	return fileInfo(fi), nil
 }
 
+// Lstat is Stat without following a final symlink: a link is reported as a
+// link. It lets a caller that already knows where a path led confirm, with
+// one system call, that it is still the same plain file.
+func (OS) Lstat(ctx context.Context, path string) (shared.FileInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return shared.FileInfo{}, err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return shared.FileInfo{}, wrapOSErr("lstat", path, err)
+	}
+	return fileInfo(fi), nil
+}
+
 // Resolve returns the absolute path with every symlink followed.
 func (OS) Resolve(ctx context.Context, path string) (string, error) {
 	if err := ctx.Err(); err != nil {
