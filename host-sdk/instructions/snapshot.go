@@ -73,6 +73,9 @@ func (r *Reconciler) Restore(data []byte) error {
 	}
 	st := newState()
 	st.root, st.started = s.Root, s.Started
+	if st.root != "" {
+		st.root = filepath.Clean(st.root) // dirPath relies on a clean root
+	}
 	for _, d := range s.Dirs {
 		if !validLabel(d) {
 			return fmt.Errorf("instructions: restore: invalid directory label %q", d)
