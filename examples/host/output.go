@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,18 +22,24 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // table writes aligned columns for people.
-type table struct{ tw *tabwriter.Writer }
+type table struct {
+	tw *tabwriter.Writer
+	// bw gathers what tabwriter writes: it writes each cell and each run of
+	// padding separately, which unbuffered is two system calls per cell,
+	// 200,000 for a table of 10,000 rules.
+	bw *bufio.Writer
+}
 
 func newTable(w io.Writer, header ...string) *table {
-	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	t := &table{tw: tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0), bw: bw}
 	t.row(header...)
 	return t
 }
 
 func (t *table) row(cells ...string) {
 	for i, c := range cells {
-		// A tab or newline inside a cell would break the columns.
-		cells[i] = printable(strings.NewReplacer("\t", " ", "\n", " ").Replace(c))
+		cells[i] = printable(flatten(c))
 		if cells[i] == "" {
 			cells[i] = "-"
 		}
@@ -40,7 +47,26 @@ func (t *table) row(cells ...string) {
 	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
 }
 
-func (t *table) flush() error { return t.tw.Flush() }
+// flatten turns tabs and newlines into spaces: inside a cell they would
+// break the columns.
+func flatten(s string) string {
+	if !strings.ContainsAny(s, "\t\n") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func (t *table) flush() error {
+	if err := t.tw.Flush(); err != nil {
+		return err
+	}
+	return t.bw.Flush()
+}
 
 type warningJSON struct {
 	Provider string `json:"provider,omitempty"`
