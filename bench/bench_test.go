@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/host-sdk/instructions"
 	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
@@ -46,8 +47,10 @@ func stats(b *testing.B, unit string, samples []float64) float64 {
 }
 
 // bins are the binaries the end-to-end figures run: the example host (which
-// serves the four built-ins as children of itself) and each built-in as its
-// own binary, for the one-provider-alone runs.
+// serves the four built-ins as children of itself) and, for the
+// one-provider-alone runs, a plugin directory per built-in holding only it:
+// a two-line script that has the same host binary serve that one provider,
+// so both runs start the same code.
 type bins struct {
 	host       string
 	standalone map[string]string // provider name → a plugin dir holding only it
@@ -61,7 +64,8 @@ func build(b *testing.B) bins {
 	for _, p := range providers {
 		pd := filepath.Join(dir, "only-"+p.name)
 		must(b, os.Mkdir(pd, 0o755))
-		goBuild(b, filepath.Join(pd, "rulebroker-provider-"+p.name), "../providers/"+p.name+"/cmd/rulebroker-provider-"+p.name)
+		script := fmt.Sprintf("#!/bin/sh\n%s=%s exec %q \"$@\"\n", broker.BuiltinEnv, p.name, out.host)
+		must(b, os.WriteFile(filepath.Join(pd, broker.BinaryPrefix+p.name), []byte(script), 0o755))
 		out.standalone[p.name] = pd
 	}
 	return out
@@ -137,8 +141,10 @@ func runCat(b *testing.B, t tree) run {
 	return r
 }
 
-// measure runs f reps() times and reports wall time and peak RSS.
+// measure runs f once to warm the caches, then reps() times, and reports
+// wall time and peak RSS.
 func measure(b *testing.B, f func() run) (wallMedian, rssMedian float64) {
+	f()
 	var walls, rss []float64
 	for range reps() {
 		r := f()
@@ -154,16 +160,25 @@ func measure(b *testing.B, f func() run) (wallMedian, rssMedian float64) {
 func BenchmarkRulebroker(b *testing.B) {
 	bin := build(b)
 	root := b.TempDir()
-	small := genTree(b, filepath.Join(root, "18"), [4]int{5, 5, 4, 4}, 1<<10)
-	per1000 := genTree(b, filepath.Join(root, "4x1000"), [4]int{1000, 1000, 1000, 1000}, 1<<10)
-	big := genTree(b, filepath.Join(root, "10000x4KiB"), [4]int{2500, 2500, 2500, 2500}, 4<<10)
-	huge := genTree(b, filepath.Join(root, "20000x1KiB"), [4]int{5000, 5000, 5000, 5000}, 1<<10)
+	// -short (CI) runs every figure on trees a tenth the size, so the
+	// command cannot rot without costing CI a minute.
+	scale := 1
+	if testing.Short() {
+		scale = 10
+	}
+	each := func(n int) [4]int { n /= 4 * scale; return [4]int{n, n, n, n} }
+	small := genTree(b, filepath.Join(root, "small"), [4]int{5, 5, 4, 4}, 1<<10)
+	per := genTree(b, filepath.Join(root, "per"), each(4000), 1<<10)
+	big := genTree(b, filepath.Join(root, "big"), each(10000), 4<<10)
+	huge := genTree(b, filepath.Join(root, "huge"), each(20000), 1<<10)
+	bigName := fmt.Sprintf("%dx4KiB", big.files)
+	hugeName := fmt.Sprintf("%dx1KiB", huge.files)
 
 	oneShot := map[string]float64{}
 	for _, c := range []struct {
 		name string
 		t    tree
-	}{{"18", small}, {"4x1000", per1000}, {"10000x4KiB", big}, {"20000x1KiB", huge}} {
+	}{{"18", small}, {fmt.Sprintf("4x%d", per.files/4), per}, {bigName, big}, {hugeName, huge}} {
 		b.Run("oneshot/"+c.name, func(b *testing.B) {
 			for b.Loop() {
 				wall, rss := measure(b, func() run { return runHost(b, bin.host, c.t, c.t.files) })
@@ -180,11 +195,11 @@ func BenchmarkRulebroker(b *testing.B) {
 			}
 		})
 	}
-	b.Run("ratio/20000-over-10000", func(b *testing.B) {
+	b.Run(fmt.Sprintf("ratio/%d-over-%d", huge.files, big.files), func(b *testing.B) {
 		for b.Loop() {
 			b.ReportMetric(0, "ns/op")
-			if oneShot["10000x4KiB"] > 0 {
-				b.ReportMetric(oneShot["20000x1KiB"]/oneShot["10000x4KiB"], "x")
+			if oneShot[bigName] > 0 {
+				b.ReportMetric(oneShot[hugeName]/oneShot[bigName], "x")
 			}
 		}
 	})
@@ -194,11 +209,11 @@ func BenchmarkRulebroker(b *testing.B) {
 		}
 	})
 	slowest := 0.0
-	for _, p := range providers {
+	for i, p := range providers {
 		b.Run("alone/"+p.name+"/18", func(b *testing.B) {
 			for b.Loop() {
 				wall, _ := measure(b, func() run {
-					return runHost(b, bin.host, small, -1, "--no-builtins", "--plugin-dir", bin.standalone[p.name])
+					return runHost(b, bin.host, small, small.per[i], "--no-builtins", "--plugin-dir", bin.standalone[p.name])
 				})
 				slowest = max(slowest, wall)
 			}

@@ -25,6 +25,7 @@ var providers = [...]provider{
 // files of about size bytes each for providers[i], and an empty home.
 type tree struct {
 	ws, home string
+	per      [4]int // files per provider, in providers' order
 	files    int
 	bytes    int64
 }
@@ -33,7 +34,7 @@ type tree struct {
 // description, globs on every other file) and a body padded to size.
 func genTree(tb testing.TB, dir string, perProvider [4]int, size int) tree {
 	tb.Helper()
-	t := tree{ws: filepath.Join(dir, "ws"), home: filepath.Join(dir, "home")}
+	t := tree{ws: filepath.Join(dir, "ws"), home: filepath.Join(dir, "home"), per: perProvider}
 	must(tb, os.MkdirAll(filepath.Join(t.ws, ".git"), 0o755), os.MkdirAll(t.home, 0o755))
 	line := "Keep functions short, name things for what they do, and test each behaviour once.\n"
 	for i, p := range providers {
