@@ -55,6 +55,11 @@ type Provider struct {
 	Reads           []string // every path it asked the host about
 	Refused         []string // the paths among them the host's policy refused
 	Err             error    // why it contributed nothing, if it failed
+	// Crashes counts the times a live broker's provider process died or got
+	// stuck; Degraded says it keeps doing so (it is still restarted, with
+	// backoff, and its last rules stay loaded).
+	Crashes  int
+	Degraded bool
 }
 
 // Result is what a Load found.
@@ -87,24 +92,8 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	}
 
 	var res Result
-	var launches []launch
-	for _, b := range opts.Builtins {
-		launches = append(launches, launch{name: b.Name, origin: "builtin", command: b.Command})
-	}
-	found, hidden, problems := findBinaries(opts.PluginDirs)
-	for _, p := range problems {
-		res.Warnings = append(res.Warnings, diag.Warning{Message: "cannot list plugin directory: " + p.Error()})
-	}
-	for _, path := range hidden {
-		res.Warnings = append(res.Warnings, diag.Warning{Source: path, Path: path,
-			Message: "ignored: a provider binary of the same name comes earlier in the plugin path"})
-	}
-	for _, c := range found {
-		path := c.path
-		launches = append(launches, launch{name: filepath.Base(path), origin: path, command: func() (*exec.Cmd, error) {
-			return exec.Command(path), nil
-		}})
-	}
+	launches, warnings := findLaunches(opts)
+	res.Warnings = warnings
 
 	outcomes := make([]outcome, len(launches))
 	var wg sync.WaitGroup
@@ -117,41 +106,7 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	}
 	wg.Wait()
 
-	sets := make([]providerRules, 0, len(outcomes))
-	firstOrigin := map[string]string{} // provider name → origin of the first provider with it
-	for i, o := range outcomes {
-		p := o.provider
-		if p.Err == nil {
-			if first, dup := firstOrigin[p.Name]; dup {
-				// Both run and merge; the earlier registration wins every tie,
-				// which is rarely what someone installing a second copy wants.
-				res.Warnings = append(res.Warnings, diag.Warning{Source: p.Origin, Message: fmt.Sprintf(
-					"provider name %q is also used by %s; both ran, and a --priority override applies to both", p.Name, first)})
-			} else {
-				firstOrigin[p.Name] = p.Origin
-			}
-		}
-		if override, ok := opts.Priority[p.Name]; ok && p.Err == nil {
-			p.Priority = override
-		}
-		res.Warnings = append(res.Warnings, o.warnings...)
-		if p.Err != nil {
-			who := launches[i].origin
-			if who == "builtin" {
-				who = "built-in provider " + launches[i].name
-			}
-			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Message: "provider skipped: " + p.Err.Error()})
-		} else {
-			sets = append(sets, providerRules{Name: p.Name, Priority: p.Priority, Order: i, Rules: o.rules})
-		}
-		res.Providers = append(res.Providers, p)
-	}
-	var mergeWarnings []diag.Warning
-	res.Rules, mergeWarnings = merge(sets)
-	res.Warnings = append(res.Warnings, mergeWarnings...)
-	if w, ok := refusedWarning(res.Providers); ok {
-		res.Warnings = append(res.Warnings, w)
-	}
+	assemble(opts, launches, outcomes, &res)
 	return res, nil
 }
 
@@ -198,22 +153,43 @@ type outcome struct {
 // run starts the provider, asks it to describe itself and discover, and stops
 // it. Whatever happens, the process is gone when run returns.
 func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverRequest) (out outcome) {
-	out.provider = Provider{Name: l.name, Origin: l.origin}
-	stderr := &stderrTail{}
-	fail := func(err error) outcome {
-		if last := stderr.last(); last != "" {
-			err = fmt.Errorf("%w; its stderr ended with: %s", err, last)
-		}
-		out.provider.Err = err
-		out.rules = nil
-		return out
-	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	s := l.start(ctx, opts, &out)
+	if s == nil {
+		return out
+	}
+	defer s.client.Kill()
+	s.discover(ctx, opts, req, newRecordingFS(opts.FS), &out)
+	return out
+}
 
+// started is a provider process that has described itself.
+type started struct {
+	client *wire.Client
+	stderr *stderrTail
+}
+
+// fail records why the provider contributes nothing, with the last line it
+// wrote to stderr when there is one.
+func (out *outcome) fail(stderr *stderrTail, err error) {
+	if last := stderr.last(); last != "" {
+		err = fmt.Errorf("%w; its stderr ended with: %s", err, last)
+	}
+	out.provider.Err = err
+	out.rules = nil
+}
+
+// start starts the provider and asks it to describe itself, filling in
+// out.provider. On failure it returns nil, out.provider.Err says why, and
+// no process is left behind.
+func (l launch) start(ctx context.Context, opts Options, out *outcome) *started {
+	out.provider = Provider{Name: l.name, Origin: l.origin}
+	stderr := &stderrTail{}
 	cmd, err := l.command()
 	if err != nil {
-		return fail(err)
+		out.fail(stderr, err)
+		return nil
 	}
 	tieToHost(cmd)
 	client, err := wire.Start(ctx, wire.Config{
@@ -223,35 +199,43 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 		Stderr:       stderr,
 	})
 	if err != nil {
-		return fail(explain("start", err, opts.Timeout))
+		out.fail(stderr, explain("start", err, opts.Timeout))
+		return nil
 	}
-	defer client.Kill()
 	out.provider.PID = client.PID
-	prov := client.Provider
 
-	info, err := prov.Describe(ctx)
-	if err != nil {
-		return fail(explain("describe", err, opts.Timeout))
+	info, err := client.Provider.Describe(ctx)
+	if err == nil && info.Name == "" {
+		err = errors.New("describe: the provider has no name")
+	} else if err != nil {
+		err = explain("describe", err, opts.Timeout)
 	}
-	if info.Name == "" {
-		return fail(errors.New("describe: the provider has no name"))
+	if err != nil {
+		client.Kill()
+		out.fail(stderr, err)
+		return nil
 	}
 	out.provider.Name = info.Name
 	out.provider.Version = info.Version
 	out.provider.Priority = info.Priority
 	out.provider.DefaultPriority = info.Priority
+	return &started{client: client, stderr: stderr}
+}
 
-	fsys := newRecordingFS(opts.FS)
-	sink := &collect{provider: info.Name}
-	err = prov.Discover(ctx, req, fsys, sink)
+// discover runs Discover on a started provider through fsys, filling in
+// out's rules, warnings and reads. The process keeps running.
+func (s *started) discover(ctx context.Context, opts Options, req shared.DiscoverRequest, fsys *recordingFS, out *outcome) {
+	sink := &collect{provider: out.provider.Name}
+	err := s.client.Provider.Discover(ctx, req, fsys, sink)
 	out.provider.Reads, out.provider.Refused = fsys.read()
 	out.warnings = sink.warnings
 	if err != nil {
-		return fail(explain("discover", err, opts.Timeout))
+		out.fail(s.stderr, explain("discover", err, opts.Timeout))
+		return
 	}
+	out.provider.Err = nil
 	out.rules = sink.rules
 	out.provider.Rules = len(sink.rules)
-	return out
 }
 
 // collect gathers a provider's stream, checking each item.
@@ -273,4 +257,70 @@ func (c *collect) Rule(r shared.Rule) error {
 func (c *collect) Warning(w shared.Warning) error {
 	c.warnings = append(c.warnings, diag.Warning{Source: c.provider, Path: w.Path, Message: w.Message})
 	return nil
+}
+
+// findLaunches lists the providers to start, in registration order: the
+// built-ins, then the plugin directories' binaries.
+func findLaunches(opts Options) ([]launch, []diag.Warning) {
+	var warnings []diag.Warning
+	var launches []launch
+	for _, b := range opts.Builtins {
+		launches = append(launches, launch{name: b.Name, origin: "builtin", command: b.Command})
+	}
+	found, hidden, problems := findBinaries(opts.PluginDirs)
+	for _, p := range problems {
+		warnings = append(warnings, diag.Warning{Message: "cannot list plugin directory: " + p.Error()})
+	}
+	for _, path := range hidden {
+		warnings = append(warnings, diag.Warning{Source: path, Path: path,
+			Message: "ignored: a provider binary of the same name comes earlier in the plugin path"})
+	}
+	for _, c := range found {
+		path := c.path
+		launches = append(launches, launch{name: filepath.Base(path), origin: path, command: func() (*exec.Cmd, error) {
+			return exec.Command(path), nil
+		}})
+	}
+
+	return launches, warnings
+}
+
+// assemble merges the providers' outcomes into res, in registration order,
+// with a warning for each provider that failed.
+func assemble(opts Options, launches []launch, outcomes []outcome, res *Result) {
+	sets := make([]providerRules, 0, len(outcomes))
+	firstOrigin := map[string]string{} // provider name → origin of the first provider with it
+	for i, o := range outcomes {
+		p := o.provider
+		if p.Err == nil {
+			if first, dup := firstOrigin[p.Name]; dup {
+				// Both run and merge; the earlier registration wins every tie,
+				// which is rarely what someone installing a second copy wants.
+				res.Warnings = append(res.Warnings, diag.Warning{Source: p.Origin, Message: fmt.Sprintf(
+					"provider name %q is also used by %s; both ran, and a --priority override applies to both", p.Name, first)})
+			} else {
+				firstOrigin[p.Name] = p.Origin
+			}
+		}
+		if override, ok := opts.Priority[p.Name]; ok && p.Err == nil {
+			p.Priority = override
+		}
+		res.Warnings = append(res.Warnings, o.warnings...)
+		if p.Err != nil {
+			who := launches[i].origin
+			if who == "builtin" {
+				who = "built-in provider " + launches[i].name
+			}
+			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Message: "provider skipped: " + p.Err.Error()})
+		} else {
+			sets = append(sets, providerRules{Name: p.Name, Priority: p.Priority, Order: i, Rules: o.rules})
+		}
+		res.Providers = append(res.Providers, p)
+	}
+	var mergeWarnings []diag.Warning
+	res.Rules, mergeWarnings = merge(sets)
+	res.Warnings = append(res.Warnings, mergeWarnings...)
+	if w, ok := refusedWarning(res.Providers); ok {
+		res.Warnings = append(res.Warnings, w)
+	}
 }
