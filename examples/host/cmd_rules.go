@@ -144,7 +144,7 @@ func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 	if len(doc.Notes) > 0 {
 		fmt.Fprintf(w, "\nNOTES (%d)\n", len(doc.Notes))
 		for _, n := range doc.Notes {
-			fmt.Fprintf(w, "  %s\n", n)
+			fmt.Fprintf(w, "  %s\n", printable(n))
 		}
 	}
 	printWarnings(w, doc.Warnings)

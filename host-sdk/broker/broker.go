@@ -325,7 +325,9 @@ func assemble(opts Options, launches []launch, outcomes []outcome, res *Result) 
 		}
 		res.Providers = append(res.Providers, p)
 	}
-	res.Rules = merge(sets)
+	var mergeWarnings []diag.Warning
+	res.Rules, mergeWarnings = merge(sets)
+	res.Warnings = append(res.Warnings, mergeWarnings...)
 	if w, ok := refusedWarning(res.Providers); ok {
 		res.Warnings = append(res.Warnings, w)
 	}
