@@ -10,6 +10,7 @@ import (
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rulebroker/rulebroker/shared"
@@ -21,6 +22,7 @@ type providerClient struct {
 	client pb.ProviderClient
 	broker *goplugin.GRPCBroker
 	limits HostFSLimits // for the HostFS it serves during Discover
+	failed func(error)  // see Config.HostFSFailed
 }
 
 func (c *providerClient) Describe(ctx context.Context) (shared.ProviderInfo, error) {
@@ -37,11 +39,37 @@ func (c *providerClient) Describe(ctx context.Context) (shared.ProviderInfo, err
 
 // hostFSServerOptions bound what the HostFS server accepts and sends: a
 // request is small, an answer is at most one file of the per-file cap.
-func hostFSServerOptions(maxReadBytes int64) []grpc.ServerOption {
-	return []grpc.ServerOption{
+func hostFSServerOptions(maxReadBytes int64, failed func(error)) []grpc.ServerOption {
+	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(RequestBytes),
 		grpc.MaxSendMsgSize(MessageBytes(maxReadBytes)),
 	}
+	if failed != nil {
+		opts = append(opts,
+			grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+				err := handler(srv, ss)
+				if err != nil && !isFSStatus(err) {
+					failed(err)
+				}
+				return err
+			}))
+	}
+	return opts
+}
+
+// isFSStatus reports an error that carries a file's error for the plugin
+// (statusFromFSError), as opposed to a failure of the call itself.
+func isFSStatus(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok {
+		return false
+	}
+	for _, d := range st.Details() {
+		if _, ok := d.(*pb.Error); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Discover serves fsys to the plugin through the broker for the length of the
@@ -60,7 +88,7 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 	go func() {
 		defer close(acceptDone)
 		c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-			s := grpc.NewServer(append(opts, hostFSServerOptions(limits.MaxReadBytes)...)...)
+			s := grpc.NewServer(append(opts, hostFSServerOptions(limits.MaxReadBytes, c.failed)...)...)
 			pb.RegisterHostFSServer(s, &hostFSServer{fs: fsys, limits: limits})
 			served <- s
 			return s

@@ -98,6 +98,11 @@ type Config struct {
 	// HostFS bounds what serving the host's filesystem to this provider may
 	// cost; its MaxReadBytes defaults to MaxRuleBytes.
 	HostFS HostFSLimits
+	// HostFSFailed, when set, is called for each HostFS call that failed in
+	// transport rather than with a file's error: a request over the limit,
+	// an answer that could not be sent. The provider's view of the host's
+	// files was then incomplete, whatever it reports.
+	HostFSFailed func(error)
 }
 
 // Client is a started provider process.
@@ -147,6 +152,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, &Error{Kind: ErrNoService, Op: "start", Detail: "the plugin set returned an unexpected type"}
 	}
 	prov.limits = cfg.HostFS
+	prov.failed = cfg.HostFSFailed
 	if prov.limits.MaxReadBytes <= 0 {
 		prov.limits.MaxReadBytes = cfg.MaxRuleBytes
 	}
