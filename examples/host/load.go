@@ -72,6 +72,12 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 		FS:         fsys,
 		Timeout:    cfg.timeout,
 		Priority:   cfg.priority,
+
+		MaxRuleBytes:        cfg.caps.maxRuleBytes,
+		MaxRulesPerProvider: cfg.caps.maxRules,
+		MaxProviderBytes:    cfg.caps.maxProviderBytes,
+		HostFSCallBudget:    cfg.caps.callBudget,
+		HostFSInFlight:      cfg.caps.inFlight,
 	}, shared.DiscoverRequest{Cwd: cfg.cwd, Home: cfg.home, WorkspaceRoot: root})
 	if ctx.Err() != nil {
 		// Interrupted: the providers are already stopped; print nothing half-done.

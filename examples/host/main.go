@@ -131,6 +131,12 @@ flags (all commands):
                          are confined to the workspace and the rule locations
   --allow-any-path       lift that confinement (pseudo-filesystems and
                          non-regular files stay unreadable)
+  --max-rule-bytes N     cap on one rule file, read and accepted (default 4 MiB)
+  --max-rules N          cap on the rules of one provider (default 100000)
+  --max-provider-bytes N cap on the bytes one provider delivers (default 64 MiB)
+  --hostfs-call-budget N cap on the file bytes one batched read returns (default 16 MiB)
+  --hostfs-in-flight N   cap on the file bytes all providers' reads hold at once
+                         (default 32 MiB)
 flags (instructions, session):
   --candidates A,B       base instruction files (default AGENTS.md,CLAUDE.md)
   --local-candidates A,B local overlays (default AGENTS.local.md,CLAUDE.local.md)
