@@ -16,6 +16,7 @@ import (
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
 	"github.com/rulebroker/rulebroker/internal/wire"
+	"github.com/rulebroker/rulebroker/plugin"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -26,11 +27,22 @@ const testProviderEnv = "BROKER_TEST_PROVIDER"
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(testProviderEnv); spec != "" {
+		if raw, ok := strings.CutPrefix(spec, "raw:"); ok {
+			serveRaw(raw)
+			os.Exit(0)
+		}
+		if name, ok := strings.CutPrefix(spec, "sdk:"); ok {
+			plugin.Serve(sdkDir{name: name})
+			os.Exit(0)
+		}
 		name, rest, _ := strings.Cut(spec, ":")
 		prio, mode, _ := strings.Cut(rest, ":")
 		p, _ := strconv.Atoi(prio)
 		wire.Serve(testProvider{name: name, priority: p, mode: mode}, nil)
 		os.Exit(0)
+	}
+	if os.Getenv(testHostEnv) != "" {
+		os.Exit(runTestHost())
 	}
 	os.Exit(m.Run())
 }
@@ -50,6 +62,9 @@ func (p testProvider) Describe(context.Context) (shared.ProviderInfo, error) {
 func (p testProvider) Discover(ctx context.Context, req shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
 	if p.mode == "hang" {
 		select {} // ignores cancellation, like a provider stuck in a system call
+	}
+	if h := hostile(p.mode); h != nil {
+		return h(ctx, req, fsys, sink)
 	}
 	if req.Home != "" {
 		if _, err := fsys.Stat(ctx, req.Home+"/rules"); err == nil {

@@ -97,23 +97,30 @@ func (s *hostFSServer) ReadFile(ctx context.Context, req *pb.ReadFileRequest) (*
 func (s *hostFSServer) ReadFiles(req *pb.ReadFilesRequest, stream grpc.ServerStreamingServer[pb.FileContent]) error {
 	ctx := stream.Context()
 	max := s.clampRead(req.GetMaxBytes())
-	budget := s.limits.CallBudget
+	budget := s.limits.CallBudget // what is left of it; no budget when 0
+	spent := false
 	for _, p := range req.GetPaths() {
 		msg := &pb.FileContent{Path: p}
-		limit := max
-		if budget > 0 {
-			limit = min(limit, budget)
-		}
 		var held int64
-		if limit <= 0 {
+		if spent {
+			// Once a file did not fit what was left, nothing more is read:
+			// reads capped at the remainder could each cost that much.
 			msg.Error = errorToProto(overBudgetError{path: p})
 		} else {
+			limit, short := max, false
+			if budget > 0 && budget < max {
+				limit, short = budget, true
+			}
+			var over bool
 			var err error
-			if held, err = s.readOne(ctx, msg, limit, limit < max); err != nil {
+			if held, over, err = s.readOne(ctx, msg, limit, short); err != nil {
 				return statusFromFSError(err)
 			}
+			if s.limits.CallBudget > 0 {
+				budget -= int64(len(msg.Data))
+				spent = over || budget <= 0
+			}
 		}
-		budget -= int64(len(msg.Data))
 		err := stream.Send(msg)
 		s.limits.InFlight.release(held)
 		if err != nil {
@@ -125,21 +132,21 @@ func (s *hostFSServer) ReadFiles(req *pb.ReadFilesRequest, stream grpc.ServerStr
 
 // readOne fills msg with the file at msg.Path, read with the given cap. When
 // the cap is what is left of the budget (short), a file too large for it is
-// over the budget, not over the per-file cap. It returns the bytes it holds
-// of the host's in-flight allowance, for the caller to release once the
-// answer is sent, and an error only for the call's own failure (its context
-// ended), not the file's.
-func (s *hostFSServer) readOne(ctx context.Context, msg *pb.FileContent, limit int64, short bool) (int64, error) {
-	held, err := s.limits.InFlight.acquire(ctx, limit)
+// over the budget (over), not over the per-file cap. It returns the bytes it
+// holds of the host's in-flight allowance, for the caller to release once
+// the answer is sent, and an error only for the call's own failure (its
+// context ended), not the file's.
+func (s *hostFSServer) readOne(ctx context.Context, msg *pb.FileContent, limit int64, short bool) (held int64, over bool, err error) {
+	held, err = s.limits.InFlight.acquire(ctx, limit)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	data, err := s.fs.ReadFile(ctx, msg.Path, limit)
 	if short && errors.Is(err, shared.ErrTooLarge) {
-		err = overBudgetError{path: msg.Path}
+		err, over = overBudgetError{path: msg.Path}, true
 	}
 	msg.Data, msg.Error = data, errorToProto(err)
-	return held, nil
+	return held, over, nil
 }
 
 // hostFSClient is a plugin's HostFS: every call goes to the host.
