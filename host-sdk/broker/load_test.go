@@ -84,7 +84,7 @@ func (p testProvider) Discover(ctx context.Context, req shared.DiscoverRequest, 
 func testBuiltin(name string, priority int, mode string) Builtin {
 	return Builtin{Name: name, Command: func() (*exec.Cmd, error) {
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), testProviderEnv+"="+name+":"+strconv.Itoa(priority)+":"+mode)
+		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", testProviderEnv+"="+name+":"+strconv.Itoa(priority)+":"+mode)
 		return cmd, nil
 	}}
 }
