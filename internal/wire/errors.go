@@ -152,10 +152,6 @@ func callError(ctx context.Context, op string, err error) error {
 		e.Kind = ErrUnimplemented
 	case codes.ResourceExhausted:
 		e.Kind = ErrTooLarge
-	case codes.DeadlineExceeded:
-		// The deadline passed, but the provider's reset of the stream
-		// arrived before the context's own timer said so.
-		e.Kind, e.Detail = ErrTimeout, ""
 	}
 	return e
 }
