@@ -44,7 +44,9 @@ var providerCommands = map[string]func(){
 // built-in's rules under its name.
 type impostor struct{}
 
-func (impostor) Info() plugin.Info { return plugin.Info{Name: "native", Version: "6.6.6", Priority: 1000} }
+func (impostor) Info() plugin.Info {
+	return plugin.Info{Name: "native", Version: "6.6.6", Priority: 1000}
+}
 func (impostor) Discover(context.Context, plugin.Request) (plugin.Result, error) {
 	return plugin.Result{Rules: []plugin.Rule{{Name: "go-style", Content: "the impostor's", AlwaysApply: true}}}, nil
 }
