@@ -141,11 +141,17 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 		}
 		cfg.allowRoots = append(cfg.allowRoots, abs)
 	}
-	for name, v := range map[string]int64{"max-rule-bytes": cfg.caps.maxRuleBytes, "max-rules": int64(cfg.caps.maxRules),
-		"max-provider-bytes": cfg.caps.maxProviderBytes, "hostfs-call-budget": cfg.caps.callBudget, "hostfs-in-flight": cfg.caps.inFlight} {
-		if v <= 0 {
-			fmt.Fprintf(stderr, "host: --%s must be positive, got %d\n", name, v)
-			return nil, nil, fmt.Errorf("--%s must be positive", name)
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{
+		{"max-rule-bytes", cfg.caps.maxRuleBytes}, {"max-rules", int64(cfg.caps.maxRules)},
+		{"max-provider-bytes", cfg.caps.maxProviderBytes}, {"hostfs-call-budget", cfg.caps.callBudget},
+		{"hostfs-in-flight", cfg.caps.inFlight},
+	} {
+		if c.v <= 0 {
+			fmt.Fprintf(stderr, "host: --%s must be positive, got %d\n", c.name, c.v)
+			return nil, nil, fmt.Errorf("--%s must be positive", c.name)
 		}
 	}
 	cfg.candidates = splitList(candidates)

@@ -66,9 +66,14 @@ func (s *hostFSServer) ReadDir(ctx context.Context, req *pb.PathRequest) (*pb.Re
 		return nil, statusFromFSError(err)
 	}
 	out := make([]*pb.DirEntry, 0, len(entries))
+	size := 0
 	for _, e := range entries {
 		if !utf8.ValidString(e.Name) {
 			continue // the host's own filesystem wrapper says so, once (see the broker)
+		}
+		if size += len(e.Name) + 8; size > ListingBytes { // 8: the entry's framing and type
+			return nil, statusFromFSError(fmt.Errorf("readdir %s: %d entries, more than one listing can carry (%d bytes of names): %w",
+				req.GetPath(), len(entries), ListingBytes, shared.ErrTooLarge))
 		}
 		out = append(out, &pb.DirEntry{Name: e.Name, Type: fileTypeToProto(e.Type)})
 	}
@@ -171,7 +176,7 @@ func (c *hostFSClient) Resolve(ctx context.Context, path string) (string, error)
 }
 
 func (c *hostFSClient) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
-	resp, err := c.client.ReadDir(ctx, &pb.PathRequest{Path: path})
+	resp, err := c.client.ReadDir(ctx, &pb.PathRequest{Path: path}, grpc.MaxCallRecvMsgSize(ListingBytes+MetadataBytes))
 	if err != nil {
 		return nil, fsErrorFromStatus("readdir", path, err)
 	}

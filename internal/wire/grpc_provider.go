@@ -38,11 +38,12 @@ func (c *providerClient) Describe(ctx context.Context) (shared.ProviderInfo, err
 }
 
 // hostFSServerOptions bound what the HostFS server accepts and sends: a
-// request is small, an answer is at most one file of the per-file cap.
+// request is small, an answer is at most one file of the per-file cap (the
+// handlers clamp every read to it) or one directory listing.
 func hostFSServerOptions(maxReadBytes int64, failed func(error)) []grpc.ServerOption {
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(RequestBytes),
-		grpc.MaxSendMsgSize(MessageBytes(maxReadBytes)),
+		grpc.MaxSendMsgSize(max(MessageBytes(maxReadBytes), ListingBytes+MetadataBytes)),
 	}
 	if failed != nil {
 		opts = append(opts,

@@ -24,6 +24,10 @@ import (
 //   - Requests (Describe, Discover, Stat, ReadDir, a ReadFiles batch) are
 //     small: RequestBytes bounds them. The plugin SDK splits a batch so that
 //     its names stay under BatchNameBytes, well inside RequestBytes.
+//   - A directory listing is one ReadDir answer, which the protocol cannot
+//     page: ListingBytes bounds it (about 65,000 names of the longest kind,
+//     far more of usual ones). A larger directory fails to list, with an
+//     error that says so, rather than breaking the connection.
 const (
 	// MetadataBytes is the room a message gets beyond the per-rule cap:
 	// a path (PATH_MAX is 4 KiB), a name, globs, conditions, an error text.
@@ -33,6 +37,8 @@ const (
 	// BatchNameBytes bounds the total length of the paths one ReadFiles
 	// request names.
 	BatchNameBytes = 1 << 20
+	// ListingBytes bounds one ReadDir answer.
+	ListingBytes = 16 << 20
 )
 
 // MessageBytes is the largest message either side accepts when the per-rule
