@@ -429,8 +429,10 @@ func (c *collect) Rule(r shared.Rule) error {
 	}
 	size := ruleBytes(r)
 	switch {
-	case size > c.maxRuleBytes:
-		return &capError{cap: fmt.Sprintf("bytes per rule (%d)", c.maxRuleBytes), path: r.Path,
+	case size > c.maxRuleBytes+wire.MetadataBytes:
+		// The same room gRPC's receive limit gives: a file of exactly the
+		// cap still has a path and a name.
+		return &capError{cap: fmt.Sprintf("bytes per rule (%d, plus %d for metadata)", c.maxRuleBytes, wire.MetadataBytes), path: r.Path,
 			what: fmt.Sprintf("rule %q is %d bytes", r.Name, size)}
 	case len(c.rules) >= c.maxRules:
 		return &capError{cap: fmt.Sprintf("rules per provider (%d)", c.maxRules), what: "it sent more rules"}
