@@ -144,6 +144,11 @@ func (p rawProvider) Discover(_ *pb.DiscoverRequest, stream grpc.ServerStreaming
 			}
 		}
 		return send("huge", strings.Repeat("h", 100<<20))
+	case "2mib":
+		if err := send("small", "small"); err != nil {
+			return err
+		}
+		return send("big", strings.Repeat("b", 2<<20))
 	}
 	return nil
 }
@@ -279,6 +284,25 @@ func TestLoadOversizedMessageKeepsWhatCameBefore(t *testing.T) {
 		t.Fatalf("rules = %v", names(res.Rules))
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "over the cap on bytes per rule (4194304, plus 65536 for metadata)") {
+		t.Fatalf("warnings = %v", res.Warnings)
+	}
+}
+
+// A rule under gRPC's limit (never below 4 MiB) but over a smaller per-rule
+// cap is caught by the host's own check.
+func TestLoadRuleOverASmallerCap(t *testing.T) {
+	res, err := Load(context.Background(), Options{
+		Builtins:     []Builtin{rawBuiltin("twomib", "twomib:10:2mib")},
+		FS:           testFS(),
+		MaxRuleBytes: 1 << 20,
+	}, shared.DiscoverRequest{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Providers[0]; p.Err != nil || p.Rules != 1 || p.Partial != "over the cap on bytes per rule (1048576, plus 65536 for metadata)" {
+		t.Fatalf("provider = %+v", p)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, `rule "big" is 2097155 bytes`) {
 		t.Fatalf("warnings = %v", res.Warnings)
 	}
 }
