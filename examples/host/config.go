@@ -23,6 +23,7 @@ type config struct {
 	priority     map[string]int
 	allowRoots   []string
 	allowAnyPath bool
+	allowBuiltin bool
 	candidates   []string
 	locals       []string
 	rootMarkers  []string
@@ -90,6 +91,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 	fset.Var(priorityFlag(cfg.priority), "priority", "NAME=N priority override (repeatable)")
 	fset.Var(&allowRoots, "allow-root", "also allow reads under this root (repeatable)")
 	fset.BoolVar(&cfg.allowAnyPath, "allow-any-path", false, "read outside the workspace and the rule locations too")
+	fset.BoolVar(&cfg.allowBuiltin, "allow-builtin-names", false, "let a third-party provider use a built-in provider's name")
 	fset.StringVar(&candidates, "candidates", "AGENTS.md,CLAUDE.md", "base instruction candidates")
 	fset.StringVar(&locals, "local-candidates", "AGENTS.local.md,CLAUDE.local.md", "local overlay candidates")
 	fset.Var(&markers, "root-marker", "workspace root marker (repeatable)")

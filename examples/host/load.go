@@ -78,6 +78,7 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 		MaxProviderBytes:    cfg.caps.maxProviderBytes,
 		HostFSCallBudget:    cfg.caps.callBudget,
 		HostFSInFlight:      cfg.caps.inFlight,
+		AllowBuiltinNames:   cfg.allowBuiltin,
 	}, shared.DiscoverRequest{Cwd: cfg.cwd, Home: cfg.home, WorkspaceRoot: root})
 	if ctx.Err() != nil {
 		// Interrupted: the providers are already stopped; print nothing half-done.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -272,6 +273,7 @@ func TestLoadOversizedMessageKeepsWhatCameBefore(t *testing.T) {
 	res, err := Load(context.Background(), Options{
 		Builtins: []Builtin{rawBuiltin("huge", "huge:10:huge"), testBuiltin("fine", 5, "")},
 		FS:       testFS(),
+		Timeout:  30 * time.Second, // the provider builds and marshals 100 MiB; slow under -race
 	}, shared.DiscoverRequest{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
