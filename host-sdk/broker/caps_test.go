@@ -74,6 +74,17 @@ func hostile(mode string) func(context.Context, shared.DiscoverRequest, shared.H
 				}
 			}
 		}
+	case "bigbatch":
+		// A batch the SDK would have split: the host refuses the request,
+		// the provider says nothing of it and reports success.
+		return func(ctx context.Context, _ shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
+			paths := make([]string, 300_000)
+			for i := range paths {
+				paths[i] = fmt.Sprintf("/w/rules/r-%08d.md", i)
+			}
+			_, _ = fsys.ReadFiles(ctx, paths, 1<<10)
+			return sink.Rule(shared.Rule{Name: "after", Content: "x"})
+		}
 	case "amplify":
 		// One small request naming a 3 MiB file 300 times.
 		return func(ctx context.Context, _ shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
@@ -399,6 +410,22 @@ func TestLoadSkipsADirectoryEntryThatIsNotUTF8(t *testing.T) {
 	if len(res.Warnings) != 1 || res.Warnings[0].Source != "sdk" || res.Warnings[0].Path != "/w/d" ||
 		!strings.Contains(res.Warnings[0].Message, `"\xe9t\xe9.md"`) {
 		t.Errorf("warnings = %v", res.Warnings)
+	}
+}
+
+func TestAFailedHostFSCallIsNeverOK(t *testing.T) {
+	res, err := Load(context.Background(), Options{Builtins: []Builtin{testBuiltin("batch", 10, "bigbatch")}, FS: testFS()},
+		shared.DiscoverRequest{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Providers[0]
+	if p.Err != nil || p.Rules != 1 || p.Partial != "a read of the host's files failed" {
+		t.Fatalf("provider = %+v", p)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "1 call(s) to the host's filesystem failed in transport") ||
+		!strings.Contains(res.Warnings[0].Message, "larger than max") {
+		t.Fatalf("warnings = %v", res.Warnings)
 	}
 }
 

@@ -50,10 +50,13 @@ func MessageBytes(maxRuleBytes int64) int {
 	return int(maxRuleBytes) + MetadataBytes
 }
 
-// callLimits are the per-call options that enforce MessageBytes on a client.
+// callLimits are the per-call options that enforce MessageBytes on what a
+// client receives. What it sends is left to the receiver's limit on
+// purpose: a plugin's oversized HostFS request then fails in the host, which
+// learns of it (Config.HostFSFailed), instead of failing unseen in the
+// plugin.
 func callLimits(maxRuleBytes int64) []grpc.CallOption {
-	n := max(MessageBytes(maxRuleBytes), RequestBytes)
-	return []grpc.CallOption{grpc.MaxCallRecvMsgSize(n), grpc.MaxCallSendMsgSize(n)}
+	return []grpc.CallOption{grpc.MaxCallRecvMsgSize(max(MessageBytes(maxRuleBytes), RequestBytes))}
 }
 
 // HostFSLimits bound what the host spends serving one provider's HostFS.
