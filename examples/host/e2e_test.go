@@ -136,13 +136,16 @@ func TestScripts(t *testing.T) {
 			env.Setenv("DEMO", demo)
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("RULEBROKER_PLUGIN_PATH", "")
+			liveSetup(env)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"noprocs":  cmdNoProcs,
-			"waitproc": cmdWaitProc,
-			"json":     cmdJSON,
-			"genfile":  cmdGenfile,
+			"noprocs":      cmdNoProcs,
+			"waitproc":     cmdWaitProc,
+			"json":         cmdJSON,
+			"live":         cmdLive,
+			"killprovider": cmdKillProvider,
+			"genfile":      cmdGenfile,
 			"install-provider": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdInstallProvider(ts, neg, args, binDir, team)
 			},

@@ -71,6 +71,10 @@ type Options struct {
 	// Builtins. By default it is refused: with a higher priority it would
 	// shadow the built-in's rules under the built-in's name.
 	AllowBuiltinNames bool
+
+	// inFlight is the HostFSInFlight allowance every provider of one Load
+	// (or one live broker) shares; withDefaults makes it.
+	inFlight *wire.Bytes
 }
 
 // The default caps (see Options).
@@ -111,6 +115,9 @@ func (o Options) withDefaults(req shared.DiscoverRequest) Options {
 	}
 	o.HostFSCallBudget = max(o.HostFSCallBudget, o.MaxRuleBytes)
 	o.HostFSInFlight = max(o.HostFSInFlight, o.MaxRuleBytes)
+	if o.inFlight == nil {
+		o.inFlight = wire.NewBytes(o.HostFSInFlight)
+	}
 	return o
 }
 
@@ -130,6 +137,11 @@ type Provider struct {
 	// HostFS call that failed in transport. Empty when complete.
 	Partial string
 	Err     error // why it contributed nothing, if it failed
+	// Crashes counts the times a live broker's provider process died or got
+	// stuck; Degraded says it keeps doing so (it is still restarted, with
+	// backoff, and its last rules stay loaded).
+	Crashes  int
+	Degraded bool
 }
 
 // Result is what a Load found.
@@ -156,29 +168,10 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	}
 	opts = opts.withDefaults(req)
 	req.MaxRuleBytes = opts.MaxRuleBytes
-	inFlight := wire.NewBytes(opts.HostFSInFlight)
-	builtinNames := map[string]bool{}
 
 	var res Result
-	var launches []launch
-	for _, b := range opts.Builtins {
-		builtinNames[b.Name] = true
-		launches = append(launches, launch{name: b.Name, origin: "builtin", command: b.Command})
-	}
-	found, hidden, problems := findBinaries(opts.PluginDirs)
-	for _, p := range problems {
-		res.Warnings = append(res.Warnings, diag.Warning{Message: "cannot list plugin directory: " + p.Error()})
-	}
-	for _, path := range hidden {
-		res.Warnings = append(res.Warnings, diag.Warning{Source: path, Path: path,
-			Message: "ignored: a provider binary of the same name comes earlier in the plugin path"})
-	}
-	for _, c := range found {
-		path := c.path
-		launches = append(launches, launch{name: filepath.Base(path), origin: path, command: func() (*exec.Cmd, error) {
-			return exec.Command(path), nil
-		}})
-	}
+	launches, warnings := findLaunches(opts)
+	res.Warnings = warnings
 
 	outcomes := make([]outcome, len(launches))
 	var wg sync.WaitGroup
@@ -186,49 +179,12 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outcomes[i] = l.run(ctx, opts, req, inFlight)
+			outcomes[i] = l.run(ctx, opts, req)
 		}()
 	}
 	wg.Wait()
 
-	sets := make([]providerRules, 0, len(outcomes))
-	firstOrigin := map[string]string{} // provider name → origin of the first provider with it
-	for i, o := range outcomes {
-		p := o.provider
-		if p.Err == nil && p.Origin != "builtin" && builtinNames[p.Name] && !opts.AllowBuiltinNames {
-			p.Err = fmt.Errorf("describe: it calls itself %q, the name of a built-in provider; refused, so it cannot shadow the built-in's rules (a host can allow it)", p.Name)
-			o.rules = nil
-			p.Rules = 0
-		}
-		if p.Err == nil {
-			if first, dup := firstOrigin[p.Name]; dup {
-				// Both run and merge; the earlier registration wins every tie,
-				// which is rarely what someone installing a second copy wants.
-				res.Warnings = append(res.Warnings, diag.Warning{Source: p.Origin, Message: fmt.Sprintf(
-					"provider name %q is also used by %s; both ran, and a --priority override applies to both", p.Name, first)})
-			} else {
-				firstOrigin[p.Name] = p.Origin
-			}
-		}
-		if override, ok := opts.Priority[p.Name]; ok && p.Err == nil {
-			p.Priority = override
-		}
-		res.Warnings = append(res.Warnings, o.warnings...)
-		if p.Err != nil {
-			who := launches[i].origin
-			if who == "builtin" {
-				who = "built-in provider " + launches[i].name
-			}
-			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Message: "provider skipped: " + p.Err.Error()})
-		} else {
-			sets = append(sets, providerRules{Name: p.Name, Priority: p.Priority, Order: i, Rules: o.rules})
-		}
-		res.Providers = append(res.Providers, p)
-	}
-	res.Rules = merge(sets)
-	if w, ok := refusedWarning(res.Providers); ok {
-		res.Warnings = append(res.Warnings, w)
-	}
+	assemble(opts, launches, outcomes, &res)
 	return res, nil
 }
 
@@ -274,23 +230,45 @@ type outcome struct {
 
 // run starts the provider, asks it to describe itself and discover, and stops
 // it. Whatever happens, the process is gone when run returns.
-func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverRequest, inFlight *wire.Bytes) (out outcome) {
-	out.provider = Provider{Name: l.name, Origin: l.origin}
-	stderr := &stderrTail{}
-	fail := func(err error) outcome {
-		if last := stderr.last(); last != "" {
-			err = fmt.Errorf("%w; its stderr ended with: %s", err, last)
-		}
-		out.provider.Err = err
-		out.rules = nil
-		return out
-	}
+func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverRequest) (out outcome) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	s := l.start(ctx, opts, &out)
+	if s == nil {
+		return out
+	}
+	defer s.client.Kill()
+	s.discover(ctx, opts, req, newRecordingFS(opts.FS), &out)
+	return out
+}
 
+// started is a provider process that has described itself.
+type started struct {
+	client     *wire.Client
+	stderr     *stderrTail
+	fsFailures *firstError // its HostFS calls that failed in transport
+}
+
+// fail records why the provider contributes nothing, with the last line it
+// wrote to stderr when there is one.
+func (out *outcome) fail(stderr *stderrTail, err error) {
+	if last := stderr.last(); last != "" {
+		err = fmt.Errorf("%w; its stderr ended with: %s", err, last)
+	}
+	out.provider.Err = err
+	out.rules = nil
+}
+
+// start starts the provider and asks it to describe itself, filling in
+// out.provider. On failure it returns nil, out.provider.Err says why, and
+// no process is left behind.
+func (l launch) start(ctx context.Context, opts Options, out *outcome) *started {
+	out.provider = Provider{Name: l.name, Origin: l.origin}
+	stderr := &stderrTail{}
 	cmd, err := l.command()
 	if err != nil {
-		return fail(err)
+		out.fail(stderr, err)
+		return nil
 	}
 	tieToHost(cmd)
 	fsFailures := &firstError{}
@@ -303,37 +281,49 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 		HostFS: wire.HostFSLimits{
 			MaxReadBytes: opts.MaxRuleBytes,
 			CallBudget:   opts.HostFSCallBudget,
-			InFlight:     inFlight,
+			InFlight:     opts.inFlight,
 		},
 		HostFSFailed: fsFailures.note,
 	})
 	if err != nil {
-		return fail(explain("start", err, opts.Timeout))
+		out.fail(stderr, explain("start", err, opts.Timeout))
+		return nil
 	}
-	defer client.Kill()
 	out.provider.PID = client.PID
-	prov := client.Provider
 
-	info, err := prov.Describe(ctx)
+	info, err := client.Provider.Describe(ctx)
+	switch {
+	case err != nil:
+		err = explain("describe", err, opts.Timeout)
+	case info.Name == "":
+		err = errors.New("describe: the provider has no name")
+	default:
+		if cerr := info.Check(); cerr != nil {
+			err = fmt.Errorf("describe: refused: %w", cerr)
+		}
+	}
 	if err != nil {
-		return fail(explain("describe", err, opts.Timeout))
-	}
-	if info.Name == "" {
-		return fail(errors.New("describe: the provider has no name"))
-	}
-	if err := info.Check(); err != nil {
-		return fail(fmt.Errorf("describe: refused: %w", err))
+		client.Kill()
+		out.fail(stderr, err)
+		return nil
 	}
 	out.provider.Name = info.Name
 	out.provider.Version = info.Version
 	out.provider.Priority = info.Priority
 	out.provider.DefaultPriority = info.Priority
+	return &started{client: client, stderr: stderr, fsFailures: fsFailures}
+}
 
-	fsys := newRecordingFS(opts.FS)
-	sink := &collect{provider: info.Name, maxRules: opts.MaxRulesPerProvider, maxBytes: opts.MaxProviderBytes, maxRuleBytes: opts.MaxRuleBytes}
-	err = prov.Discover(ctx, req, fsys, sink)
+// discover runs Discover on a started provider through fsys, filling in
+// out's rules, warnings and reads. The process keeps running.
+func (s *started) discover(ctx context.Context, opts Options, req shared.DiscoverRequest, fsys *recordingFS, out *outcome) {
+	name := out.provider.Name
+	sink := &collect{provider: name, maxRules: opts.MaxRulesPerProvider, maxBytes: opts.MaxProviderBytes, maxRuleBytes: opts.MaxRuleBytes}
+	s.fsFailures.take() // only this call's failures count
+	err := s.client.Provider.Discover(ctx, req, fsys, sink)
 	out.provider.Reads, out.provider.Refused = fsys.read()
-	out.warnings = append(fsys.warnings(info.Name), sink.warnings...)
+	out.warnings = append(fsys.warnings(name), sink.warnings...)
+	out.provider.Partial = ""
 	var capped *capError
 	switch {
 	case errors.As(err, &capped):
@@ -345,24 +335,25 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 		capped = &capError{cap: fmt.Sprintf("bytes per rule (%d, plus %d for metadata)", opts.MaxRuleBytes, wire.MetadataBytes),
 			what: "it sent a message over it"}
 	case err != nil:
-		return fail(explain("discover", err, opts.Timeout))
+		out.fail(s.stderr, explain("discover", err, opts.Timeout))
+		return
 	}
 	if capped != nil {
 		out.provider.Partial = "over the cap on " + capped.cap
-		out.warnings = append(out.warnings, diag.Warning{Source: info.Name, Path: capped.path, Message: fmt.Sprintf(
+		out.warnings = append(out.warnings, diag.Warning{Source: name, Path: capped.path, Message: fmt.Sprintf(
 			"provider over the cap on %s: %s; its stream was cut there and the %d rule(s) it delivered before are kept",
 			capped.cap, capped.what, len(sink.rules))})
 	}
-	if first, n := fsFailures.get(); n > 0 {
+	if first, n := s.fsFailures.take(); n > 0 {
 		if out.provider.Partial == "" {
 			out.provider.Partial = "a read of the host's files failed"
 		}
-		out.warnings = append(out.warnings, diag.Warning{Source: info.Name, Message: fmt.Sprintf(
+		out.warnings = append(out.warnings, diag.Warning{Source: name, Message: fmt.Sprintf(
 			"%d call(s) to the host's filesystem failed in transport, so its rules may be incomplete; the first: %v", n, first)})
 	}
+	out.provider.Err = nil
 	out.rules = sink.rules
 	out.provider.Rules = len(sink.rules)
-	return out
 }
 
 // firstError counts errors and keeps the first.
@@ -381,10 +372,13 @@ func (f *firstError) note(err error) {
 	f.n++
 }
 
-func (f *firstError) get() (error, int) {
+// take returns what was noted since the last take, and forgets it.
+func (f *firstError) take() (error, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.first, f.n
+	first, n := f.first, f.n
+	f.first, f.n = nil, 0
+	return first, n
 }
 
 // collect gathers a provider's stream, checking each item against the caps.
@@ -454,4 +448,77 @@ func (c *collect) Warning(w shared.Warning) error {
 	c.bytes += size
 	c.warnings = append(c.warnings, diag.Warning{Source: c.provider, Path: w.Path, Message: w.Message})
 	return nil
+}
+
+// findLaunches lists the providers to start, in registration order: the
+// built-ins, then the plugin directories' binaries.
+func findLaunches(opts Options) ([]launch, []diag.Warning) {
+	var warnings []diag.Warning
+	var launches []launch
+	for _, b := range opts.Builtins {
+		launches = append(launches, launch{name: b.Name, origin: "builtin", command: b.Command})
+	}
+	found, hidden, problems := findBinaries(opts.PluginDirs)
+	for _, p := range problems {
+		warnings = append(warnings, diag.Warning{Message: "cannot list plugin directory: " + p.Error()})
+	}
+	for _, path := range hidden {
+		warnings = append(warnings, diag.Warning{Source: path, Path: path,
+			Message: "ignored: a provider binary of the same name comes earlier in the plugin path"})
+	}
+	for _, c := range found {
+		path := c.path
+		launches = append(launches, launch{name: filepath.Base(path), origin: path, command: func() (*exec.Cmd, error) {
+			return exec.Command(path), nil
+		}})
+	}
+
+	return launches, warnings
+}
+
+// assemble merges the providers' outcomes into res, in registration order,
+// with a warning for each provider that failed.
+func assemble(opts Options, launches []launch, outcomes []outcome, res *Result) {
+	builtinNames := map[string]bool{}
+	for _, b := range opts.Builtins {
+		builtinNames[b.Name] = true
+	}
+	sets := make([]providerRules, 0, len(outcomes))
+	firstOrigin := map[string]string{} // provider name → origin of the first provider with it
+	for i, o := range outcomes {
+		p := o.provider
+		if p.Err == nil && p.Origin != "builtin" && builtinNames[p.Name] && !opts.AllowBuiltinNames {
+			p.Err = fmt.Errorf("describe: it calls itself %q, the name of a built-in provider; refused, so it cannot shadow the built-in's rules (a host can allow it)", p.Name)
+			o.rules = nil
+			p.Rules = 0
+		}
+		if p.Err == nil {
+			if first, dup := firstOrigin[p.Name]; dup {
+				// Both run and merge; the earlier registration wins every tie,
+				// which is rarely what someone installing a second copy wants.
+				res.Warnings = append(res.Warnings, diag.Warning{Source: p.Origin, Message: fmt.Sprintf(
+					"provider name %q is also used by %s; both ran, and a --priority override applies to both", p.Name, first)})
+			} else {
+				firstOrigin[p.Name] = p.Origin
+			}
+		}
+		if override, ok := opts.Priority[p.Name]; ok && p.Err == nil {
+			p.Priority = override
+		}
+		res.Warnings = append(res.Warnings, o.warnings...)
+		if p.Err != nil {
+			who := launches[i].origin
+			if who == "builtin" {
+				who = "built-in provider " + launches[i].name
+			}
+			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Message: "provider skipped: " + p.Err.Error()})
+		} else {
+			sets = append(sets, providerRules{Name: p.Name, Priority: p.Priority, Order: i, Rules: o.rules})
+		}
+		res.Providers = append(res.Providers, p)
+	}
+	res.Rules = merge(sets)
+	if w, ok := refusedWarning(res.Providers); ok {
+		res.Warnings = append(res.Warnings, w)
+	}
 }

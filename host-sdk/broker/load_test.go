@@ -26,6 +26,10 @@ import (
 const testProviderEnv = "BROKER_TEST_PROVIDER"
 
 func TestMain(m *testing.M) {
+	if name := os.Getenv(realProviderEnv); name != "" {
+		plugin.Serve(realProviders[name]())
+		os.Exit(0)
+	}
 	if spec := os.Getenv(testProviderEnv); spec != "" {
 		if raw, ok := strings.CutPrefix(spec, "raw:"); ok {
 			serveRaw(raw)
@@ -63,6 +67,9 @@ func (p testProvider) Discover(ctx context.Context, req shared.DiscoverRequest, 
 	if p.mode == "hang" {
 		select {} // ignores cancellation, like a provider stuck in a system call
 	}
+	if p.mode == "list" {
+		return discoverList(ctx, req, fsys, sink)
+	}
 	if h := hostile(p.mode); h != nil {
 		return h(ctx, req, fsys, sink)
 	}
@@ -79,6 +86,28 @@ func (p testProvider) Discover(ctx context.Context, req shared.DiscoverRequest, 
 		return err
 	}
 	return sink.Rule(shared.Rule{Name: p.name + "-only", Path: "/" + p.name})
+}
+
+// discoverList offers every file in <cwd>/rules and in <dir>/rules for each
+// touched directory, named after the file: a provider that lists directories.
+func discoverList(ctx context.Context, req shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
+	for _, dir := range append([]string{req.Cwd}, req.ExtraDirs...) {
+		entries, err := fsys.ReadDir(ctx, dir+"/rules")
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			data, err := fsys.ReadFile(ctx, dir+"/rules/"+e.Name, 1<<10)
+			if err != nil {
+				continue
+			}
+			if err := sink.Rule(shared.Rule{Name: e.Name, Path: dir + "/rules/" + e.Name, Content: string(data),
+				Description: "rule " + e.Name}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func testBuiltin(name string, priority int, mode string) Builtin {

@@ -30,6 +30,10 @@ type recordingFS struct {
 	refused map[string]bool
 	skipped []diag.Warning // entries left out, at most maxSkipWarnings
 	dropped int            // skipped entries beyond those
+	// facts, when set, records what a live broker re-checks after each tool
+	// call: the stat of every path (taken before the provider's own call),
+	// and digests of what was read and listed.
+	facts *factRecorder
 }
 
 // maxSkipWarnings bounds the warnings about skipped entries one provider
@@ -68,19 +72,23 @@ func (r *recordingFS) read() (paths, refused []string) {
 }
 
 func (r *recordingFS) Stat(ctx context.Context, path string) (shared.FileInfo, error) {
+	r.facts.observe(ctx, path)
 	fi, err := r.HostFS.Stat(ctx, path)
 	r.note(err, path)
 	return fi, err
 }
 
 func (r *recordingFS) Resolve(ctx context.Context, path string) (string, error) {
+	r.facts.observe(ctx, path)
 	p, err := r.HostFS.Resolve(ctx, path)
 	r.note(err, path)
 	return p, err
 }
 
 func (r *recordingFS) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
+	r.facts.observe(ctx, path)
 	entries, err := r.HostFS.ReadDir(ctx, path)
+	r.facts.list(path, entries, err)
 	r.note(err, path)
 	invalid := func(e shared.DirEntry) bool { return !utf8.ValidString(e.Name) }
 	if err != nil || !slices.ContainsFunc(entries, invalid) {
@@ -125,15 +133,21 @@ func (r *recordingFS) warnings(source string) []diag.Warning {
 }
 
 func (r *recordingFS) ReadFile(ctx context.Context, path string, max int64) ([]byte, error) {
+	r.facts.observe(ctx, path)
 	data, err := r.HostFS.ReadFile(ctx, path, max)
+	r.facts.read(path, data, err, max)
 	r.note(err, path)
 	return data, err
 }
 
 func (r *recordingFS) ReadFiles(ctx context.Context, paths []string, max int64) ([]shared.FileContent, error) {
+	for _, p := range paths {
+		r.facts.observe(ctx, p)
+	}
 	files, err := r.HostFS.ReadFiles(ctx, paths, max)
 	r.note(err, paths...)
 	for _, f := range files {
+		r.facts.read(f.Path, f.Data, f.Err, max)
 		r.note(f.Err, f.Path)
 	}
 	return files, err
