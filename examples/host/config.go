@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 // config is what the flags say, with paths made absolute.
@@ -28,6 +29,7 @@ type config struct {
 	locals       []string
 	rootMarkers  []string
 	budget       int
+	activation   shared.ActivationMode
 	caps         caps
 }
 
@@ -101,6 +103,8 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 	fset.Int64Var(&cfg.caps.maxProviderBytes, "max-provider-bytes", broker.DefaultMaxProviderBytes, "cap on the bytes one provider delivers")
 	fset.Int64Var(&cfg.caps.callBudget, "hostfs-call-budget", broker.DefaultHostFSCallBudget, "cap on the file bytes one batched read returns")
 	fset.Int64Var(&cfg.caps.inFlight, "hostfs-in-flight", broker.DefaultHostFSInFlight, "cap on the file bytes all reads hold at once")
+	activation := string(shared.ModeNative)
+	fset.StringVar(&activation, "activation", activation, "native or reference")
 
 	var positional []string
 	for {
@@ -114,6 +118,13 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 		args = fset.Args()[1:]
 	}
 
+	switch m := shared.ActivationMode(activation); m {
+	case shared.ModeNative, shared.ModeReference:
+		cfg.activation = m
+	default:
+		fmt.Fprintf(stderr, "host: --activation %q: want native or reference\n", activation)
+		return nil, nil, fmt.Errorf("--activation %q: want native or reference", activation)
+	}
 	var err error
 	if cfg.cwd, err = filepath.Abs(cfg.cwd); err != nil {
 		return nil, nil, err

@@ -78,6 +78,7 @@ func brokerSetup(ctx context.Context, cfg *config) (broker.Options, shared.Disco
 		FS:         fsys,
 		Timeout:    cfg.timeout,
 		Priority:   cfg.priority,
+		Activation: cfg.activation,
 
 		MaxRuleBytes:        cfg.caps.maxRuleBytes,
 		MaxRulesPerProvider: cfg.caps.maxRules,

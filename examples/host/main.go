@@ -131,6 +131,8 @@ flags (all commands):
                          are confined to the workspace and the rule locations
   --allow-any-path       lift that confinement (pseudo-filesystems and
                          non-regular files stay unreadable)
+  --activation MODE      native (default): rules take effect as their own tool
+                         applies them; reference: the reference pipeline exactly
   --allow-builtin-names  let a third-party provider take a built-in's name
                          (refused by default: it would shadow the built-in)
   --max-rule-bytes N     cap on one rule file, read and accepted (default 4 MiB)

@@ -41,6 +41,11 @@ type Options struct {
 	Priority map[string]int
 	// Logger receives go-plugin's and the providers' logs; silent when nil.
 	Logger hclog.Logger
+	// Activation is the mode every provider is asked to read rules in
+	// (shared.ModeNative or shared.ModeReference); when set it overrides the
+	// request's, and empty leaves the request as it is. A live broker's
+	// rulebook is built in the same mode.
+	Activation shared.ActivationMode
 
 	// Caps on what one provider may cost the host. Zero means the default.
 	// A provider that reaches one keeps the rules it delivered within the
@@ -168,6 +173,9 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	}
 	opts = opts.withDefaults(req)
 	req.MaxRuleBytes = opts.MaxRuleBytes
+	if opts.Activation != "" {
+		req.Activation = opts.Activation
+	}
 
 	var res Result
 	launches, warnings := findLaunches(opts)
