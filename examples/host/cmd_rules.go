@@ -38,6 +38,7 @@ type providerJSON struct {
 	Origin          string `json:"origin"`
 	PID             int    `json:"pid"`
 	Rules           int    `json:"rules"`
+	Partial         string `json:"partial,omitempty"`
 	Error           string `json:"error,omitempty"`
 }
 
@@ -78,7 +79,7 @@ func cmdRules(ctx context.Context, cfg *config, args []string, _ io.Reader, stdo
 	}
 	for _, p := range res.Providers {
 		pj := providerJSON{Name: p.Name, Priority: p.Priority, DefaultPriority: p.DefaultPriority,
-			Version: p.Version, Origin: p.Origin, PID: p.PID, Rules: p.Rules}
+			Version: p.Version, Origin: p.Origin, PID: p.PID, Rules: p.Rules, Partial: p.Partial}
 		if p.Err != nil {
 			pj.Error = p.Err.Error()
 		}
@@ -134,8 +135,11 @@ func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 			prio = fmt.Sprintf("%d (default %d)", p.Priority, p.DefaultPriority)
 		}
 		status := "ok"
-		if p.Error != "" {
+		switch {
+		case p.Error != "":
 			status, prio = "failed", ""
+		case p.Partial != "":
+			status = "partial" // the warnings say why
 		}
 		t.row(p.Name, prio, p.Version, strconv.Itoa(p.PID), strconv.Itoa(p.Rules), p.Origin, status)
 	}
