@@ -8,8 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
+	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
 	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/shared"
 )
@@ -30,9 +31,30 @@ type Options struct {
 	// Builtins are the providers the host links, in registration order. The
 	// conventional order is native, cursor, windsurf, cline.
 	Builtins []Builtin
-	// PluginDirs are searched for third-party rulebroker-provider-* binaries;
-	// see PluginDirs for the conventional list.
+	// DevPluginDirs are searched first for rulebroker-provider-* binaries:
+	// directories a developer named explicitly (e.g. --plugin-dir). Their
+	// binaries run without the lock file, marked StatusUnverified.
+	DevPluginDirs []string
+	// PluginDirs are then searched for third-party binaries that run only
+	// if LockFile lists their checksum; see PluginDirs for the conventional
+	// list.
 	PluginDirs []string
+	// LockFile lists the trusted binaries (see package trust);
+	// conventionally trust.DefaultLockFile(home). Empty: no binary from
+	// PluginDirs is trusted.
+	LockFile string
+	// TrustHint returns the command that trusts the binary at path, for the
+	// warning about an untrusted one; nil says to add it to LockFile.
+	TrustHint func(path string) string
+	// Env is the allow-list of host environment variables a provider gets
+	// ("NAME" or "PREFIX*"); sandbox.DefaultEnv() when nil.
+	Env []string
+	// Unconfined starts providers without Landlock; they still get only the
+	// allow-listed environment.
+	Unconfined bool
+	// ReadExec are paths providers may read and execute besides their own
+	// binary and sandbox.SystemReadExec().
+	ReadExec []string
 	// FS is the filesystem served to providers. Required.
 	FS shared.HostFS
 	// Timeout per provider; DefaultTimeout when zero.
@@ -50,6 +72,14 @@ type Provider struct {
 	Priority        int    // after any override
 	DefaultPriority int    // what the provider asked for
 	Origin          string // "builtin" or the binary's path
+	// Status is StatusBuiltin, StatusVerified, StatusUnverified or
+	// StatusRefused (not started; Err says why).
+	Status string
+	// SHA256 of the binary's bytes as executed; empty for built-ins.
+	SHA256 string
+	// Sandbox is how the process was confined: "landlock vN" or
+	// "none: <why>"; empty when it was not started.
+	Sandbox         string
 	PID             int
 	Rules           int      // rules it contributed, shadowed included
 	Reads           []string // every path it asked the host about
@@ -87,23 +117,21 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	}
 
 	var res Result
-	var launches []launch
-	for _, b := range opts.Builtins {
-		launches = append(launches, launch{name: b.Name, origin: "builtin", command: b.Command})
-	}
-	found, hidden, problems := findBinaries(opts.PluginDirs)
-	for _, p := range problems {
-		res.Warnings = append(res.Warnings, diag.Warning{Message: "cannot list plugin directory: " + p.Error()})
-	}
-	for _, path := range hidden {
-		res.Warnings = append(res.Warnings, diag.Warning{Source: path, Path: path,
-			Message: "ignored: a provider binary of the same name comes earlier in the plugin path"})
-	}
-	for _, c := range found {
-		path := c.path
-		launches = append(launches, launch{name: filepath.Base(path), origin: path, command: func() (*exec.Cmd, error) {
-			return exec.Command(path), nil
-		}})
+	hostExe, hostExeErr := os.Executable()
+	launches, warnings := plan(opts, hostExe, hostExeErr)
+	res.Warnings = append(res.Warnings, warnings...)
+	defer func() {
+		for _, l := range launches {
+			if l.file != nil {
+				l.file.Close()
+			}
+		}
+	}()
+
+	sb := sandboxFor(opts)
+	if !sb.confine && !opts.Unconfined && len(launches) > 0 {
+		res.Warnings = append(res.Warnings, diag.Warning{Message: "providers run without a file-system and network sandbox (" +
+			strings.TrimPrefix(sb.desc, "none: ") + "); they still get only the allow-listed environment"})
 	}
 
 	outcomes := make([]outcome, len(launches))
@@ -112,7 +140,7 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outcomes[i] = l.run(ctx, opts, req)
+			outcomes[i] = l.run(ctx, opts, req, hostExe, sb)
 		}()
 	}
 	wg.Wait()
@@ -140,7 +168,11 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 			if who == "builtin" {
 				who = "built-in provider " + launches[i].name
 			}
-			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Message: "provider skipped: " + p.Err.Error()})
+			what := "provider skipped: "
+			if p.Status == StatusRefused {
+				what = "provider refused, not started: "
+			}
+			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Path: launches[i].path, Message: what + p.Err.Error()})
 		} else {
 			sets = append(sets, providerRules{Name: p.Name, Priority: p.Priority, Order: i, Rules: o.rules})
 		}
@@ -180,11 +212,28 @@ func refusedWarning(providers []Provider) (diag.Warning, bool) {
 		"the host's filesystem policy kept %d path(s) from the providers, so no rules were loaded from them: %s", len(paths), list)}, true
 }
 
-// launch is one provider to start.
-type launch struct {
-	name    string
-	origin  string
-	command func() (*exec.Cmd, error)
+// sandboxing is how this Load confines providers.
+type sandboxing struct {
+	desc    string // for Provider.Sandbox
+	confine bool   // Landlock on
+}
+
+func sandboxFor(opts Options) sandboxing {
+	if opts.Unconfined {
+		return sandboxing{desc: "none: turned off by the host"}
+	}
+	desc, ok := sandbox.Probe()
+	if !trampolined {
+		ok = false
+	}
+	return sandboxing{desc: desc, confine: ok}
+}
+
+func (o Options) env() []string {
+	if o.Env == nil {
+		return sandbox.DefaultEnv()
+	}
+	return o.Env
 }
 
 type outcome struct {
@@ -195,8 +244,13 @@ type outcome struct {
 
 // run starts the provider, asks it to describe itself and discover, and stops
 // it. Whatever happens, the process is gone when run returns.
-func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverRequest) (out outcome) {
-	out.provider = Provider{Name: l.name, Origin: l.origin}
+func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverRequest, hostExe string, sb sandboxing) (out outcome) {
+	out.provider = Provider{Name: l.name, Origin: l.origin, Status: l.status, SHA256: l.sha256}
+	if l.refused != nil {
+		out.provider.Err = l.refused
+		return out
+	}
+	out.provider.Sandbox = sb.desc
 	stderr := &stderrTail{}
 	fail := func(err error) outcome {
 		if last := stderr.last(); last != "" {
@@ -209,13 +263,10 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
-	cmd, err := l.command()
-	if err != nil {
-		return fail(err)
-	}
-	tieToHost(cmd)
 	client, err := wire.Start(ctx, wire.Config{
-		Cmd:          cmd,
+		Command: func(socketDir string) (*exec.Cmd, error) {
+			return l.command(opts, hostExe, socketDir, sb.confine)
+		},
 		StartTimeout: opts.Timeout,
 		Logger:       opts.Logger.Named(l.name),
 		Stderr:       stderr,

@@ -16,13 +16,14 @@ import (
 // provider's own domain.
 func config() landlock.Config { return landlock.V11.BestEffort() }
 
-// rules is the trampoline's rule set: read and execute the binary and the
+// rules is the trampoline's rule set: read and execute the binary (the open
+// file behind the descriptor; a script's interpreter reads it there) and the
 // system paths, read and write (and connect to the host's sockets in) the
 // socket directory, nothing else. Missing system paths are skipped (not
 // every distribution has /lib32); a missing binary or socket directory is
 // an error, because then something is wrong.
 func rules(s Spec) []landlock.Rule {
-	out := []landlock.Rule{landlock.ROFiles(s.Binary)}
+	out := []landlock.Rule{landlock.ROFiles(fmt.Sprintf("/proc/self/fd/%d", ExecFD))}
 	// Landlock refuses directory rights on a file, so each path gets the
 	// rule that fits what it is now.
 	var dirs, files []string

@@ -76,9 +76,9 @@ const ExecFD = 3
 
 // Spec is what one provider may touch.
 type Spec struct {
-	// Binary is the provider's path, for argv[0] and for the read+execute
-	// rule (the kernel checks the file behind the descriptor, which is
-	// this one).
+	// Binary is the provider's path, its argv[0]. The read+execute rule is
+	// on the descriptor the trampoline executes, not on this path: the
+	// file the host verified, even if the path names another one by now.
 	Binary string
 	// ReadExec are further files or directories the provider may read and
 	// execute: system libraries, the dynamic loader's cache, a shell.
