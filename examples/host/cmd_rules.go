@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/rulebroker/rulebroker/host-sdk/broker"
 )
 
 type ruleJSON struct {
@@ -28,9 +30,27 @@ type providerJSON struct {
 	DefaultPriority int    `json:"defaultPriority"`
 	Version         string `json:"version"`
 	Origin          string `json:"origin"`
-	PID             int    `json:"pid"`
-	Rules           int    `json:"rules"`
-	Error           string `json:"error,omitempty"`
+	// Status is builtin, verified, unverified or refused.
+	Status  string `json:"status"`
+	SHA256  string `json:"sha256,omitempty"`
+	Sandbox string `json:"sandbox,omitempty"`
+	PID     int    `json:"pid"`
+	Rules   int    `json:"rules"`
+	Error   string `json:"error,omitempty"`
+}
+
+func providersJSON(ps []broker.Provider) []providerJSON {
+	out := []providerJSON{}
+	for _, p := range ps {
+		pj := providerJSON{Name: p.Name, Priority: p.Priority, DefaultPriority: p.DefaultPriority,
+			Version: p.Version, Origin: p.Origin, Status: p.Status, SHA256: p.SHA256, Sandbox: p.Sandbox,
+			PID: p.PID, Rules: p.Rules}
+		if p.Err != nil {
+			pj.Error = p.Err.Error()
+		}
+		out = append(out, pj)
+	}
+	return out
 }
 
 type rulesJSON struct {
@@ -61,14 +81,7 @@ func cmdRules(ctx context.Context, cfg *config, args []string, _ io.Reader, stdo
 			Condition: nonNil(r.Condition), Class: class, Shadowed: r.Shadowed, ShadowedBy: r.ShadowedBy,
 		})
 	}
-	for _, p := range res.Providers {
-		pj := providerJSON{Name: p.Name, Priority: p.Priority, DefaultPriority: p.DefaultPriority,
-			Version: p.Version, Origin: p.Origin, PID: p.PID, Rules: p.Rules}
-		if p.Err != nil {
-			pj.Error = p.Err.Error()
-		}
-		doc.Providers = append(doc.Providers, pj)
-	}
+	doc.Providers = providersJSON(res.Providers)
 	doc.Warnings = warningsJSON(book.warnings)
 	if cfg.json {
 		return writeJSON(stdout, doc)
@@ -102,7 +115,7 @@ func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 	t.flush()
 
 	fmt.Fprintf(w, "\nPROVIDERS (%d)\n", len(doc.Providers))
-	t = newTable(w, "NAME", "PRIORITY", "VERSION", "PID", "RULES", "ORIGIN", "STATUS")
+	t = newTable(w, "NAME", "PRIORITY", "VERSION", "PID", "RULES", "ORIGIN", "STATUS", "TRUST", "SANDBOX")
 	for _, p := range doc.Providers {
 		prio := strconv.Itoa(p.Priority)
 		if p.Priority != p.DefaultPriority {
@@ -112,7 +125,10 @@ func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 		if p.Error != "" {
 			status, prio = "failed", ""
 		}
-		t.row(p.Name, prio, p.Version, strconv.Itoa(p.PID), strconv.Itoa(p.Rules), p.Origin, status)
+		if p.Status == broker.StatusRefused {
+			status = "not started"
+		}
+		t.row(p.Name, prio, p.Version, strconv.Itoa(p.PID), strconv.Itoa(p.Rules), p.Origin, status, p.Status, p.Sandbox)
 	}
 	t.flush()
 

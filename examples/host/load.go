@@ -67,11 +67,16 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 		linked = builtins()
 	}
 	res, err := broker.Load(ctx, broker.Options{
-		Builtins:   linked,
-		PluginDirs: broker.PluginDirs(cfg.pluginDirs, os.Getenv(broker.PluginPathEnv), cfg.home),
-		FS:         fsys,
-		Timeout:    cfg.timeout,
-		Priority:   cfg.priority,
+		Builtins: linked,
+		// --plugin-dir is the developer's explicit choice and runs without
+		// the lock; the plugin path and ~/.rulebroker/plugins need it.
+		DevPluginDirs: cfg.pluginDirs,
+		PluginDirs:    broker.PluginDirs(nil, os.Getenv(broker.PluginPathEnv), cfg.home),
+		LockFile:      lockFile(cfg),
+		TrustHint:     trustCommand,
+		FS:            fsys,
+		Timeout:       cfg.timeout,
+		Priority:      cfg.priority,
 	}, shared.DiscoverRequest{Cwd: cfg.cwd, Home: cfg.home, WorkspaceRoot: root})
 	if ctx.Err() != nil {
 		// Interrupted: the providers are already stopped; print nothing half-done.

@@ -172,7 +172,7 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 			if p.Status == StatusRefused {
 				what = "provider refused, not started: "
 			}
-			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Path: launches[i].path, Message: what + p.Err.Error()})
+			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Message: what + p.Err.Error()})
 		} else {
 			sets = append(sets, providerRules{Name: p.Name, Priority: p.Priority, Order: i, Rules: o.rules})
 		}
