@@ -65,7 +65,9 @@ func execFD(fd int, argv, env []string) error {
 	// ExtraFiles), so it survives this exec: a script's interpreter opens
 	// the same path to read the script.
 	err := syscall.Exec(path, argv, env)
-	return fmt.Errorf("execute %s (%s): %w", argv[0], path, os.NewSyscallError("execve", err))
+	// Short: the host shows only the tail of this line, and its warning
+	// already names the binary.
+	return fmt.Errorf("execute the provider: %w", err)
 }
 
 // Probe says how providers will be confined on this machine: "landlock vN"
