@@ -63,7 +63,7 @@ func cmdPlugins(ctx context.Context, cfg *config, args []string, _ io.Reader, st
 	if err != nil {
 		return err
 	}
-	doc := pluginsJSON{LockFile: lockFile(cfg), Providers: providersJSON(res.Providers), Warnings: warningsJSON(res.Warnings)}
+	doc := pluginsJSON{LockFile: lockFile(cfg), Providers: providerRows(res.Providers), Warnings: warningsJSON(res.Warnings)}
 	if cfg.json {
 		return writeJSON(stdout, doc)
 	}

@@ -39,7 +39,7 @@ type providerJSON struct {
 	Error   string `json:"error,omitempty"`
 }
 
-func providersJSON(ps []broker.Provider) []providerJSON {
+func providerRows(ps []broker.Provider) []providerJSON {
 	out := []providerJSON{}
 	for _, p := range ps {
 		pj := providerJSON{Name: p.Name, Priority: p.Priority, DefaultPriority: p.DefaultPriority,
@@ -81,7 +81,7 @@ func cmdRules(ctx context.Context, cfg *config, args []string, _ io.Reader, stdo
 			Condition: nonNil(r.Condition), Class: class, Shadowed: r.Shadowed, ShadowedBy: r.ShadowedBy,
 		})
 	}
-	doc.Providers = providersJSON(res.Providers)
+	doc.Providers = providerRows(res.Providers)
 	doc.Warnings = warningsJSON(book.warnings)
 	if cfg.json {
 		return writeJSON(stdout, doc)

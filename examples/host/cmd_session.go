@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/host-sdk/instructions"
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
 )
 
@@ -23,16 +25,20 @@ type sessionEvent struct {
 
 // sessionOut is one line of output: the event and what it caused.
 type sessionOut struct {
-	Event    string                 `json:"event"`
-	Tool     string                 `json:"tool,omitempty"`
-	Source   string                 `json:"source,omitempty"`
-	Turn     *int                   `json:"turn,omitempty"`
-	Scopes   []instructions.Scope   `json:"scopes,omitempty"`
-	Changes  *[]instructions.Change `json:"changes,omitempty"` // present, maybe empty, when instructions could change
-	Message  *instructions.Message  `json:"message,omitempty"`
-	Fired    *[]firedJSON           `json:"fired,omitempty"` // present, maybe empty, for a stream event
-	Warnings []string               `json:"warnings,omitempty"`
-	Error    string                 `json:"error,omitempty"`
+	Event   string                 `json:"event"`
+	Tool    string                 `json:"tool,omitempty"`
+	Source  string                 `json:"source,omitempty"`
+	Turn    *int                   `json:"turn,omitempty"`
+	Scopes  []instructions.Scope   `json:"scopes,omitempty"`
+	Changes *[]instructions.Change `json:"changes,omitempty"` // present, maybe empty, when instructions could change
+	Message *instructions.Message  `json:"message,omitempty"`
+	Fired   *[]firedJSON           `json:"fired,omitempty"` // present, maybe empty, for a stream event
+	// Rules is how the rules changed after a tool call; Providers the
+	// provider processes (at the baseline and on a "providers" event).
+	Rules     *ruleChangesJSON      `json:"rules,omitempty"`
+	Providers []sessionProviderJSON `json:"providers,omitempty"`
+	Warnings  []string              `json:"warnings,omitempty"`
+	Error     string                `json:"error,omitempty"`
 }
 
 type firedJSON struct {
@@ -44,20 +50,85 @@ type firedJSON struct {
 	Inject  string `json:"inject"`
 }
 
-// cmdSession replays agent events from stdin. It loads the rules once (the
-// providers run, answer and exit), announces the instructions baseline, and
-// then answers every event with one JSON line. A malformed line gets an error
-// line and the session goes on.
+// ruleChangesJSON is what a tool call changed in the rules: the rule lists (each
+// present, maybe empty), the providers that ran again, and the one message
+// for the model.
+type ruleChangesJSON struct {
+	Added      []ruleRef `json:"added"`
+	Removed    []ruleRef `json:"removed"`
+	Changed    []ruleRef `json:"changed"`
+	Shadowed   []ruleRef `json:"shadowed"`
+	Unshadowed []ruleRef `json:"unshadowed"`
+	Discovered []string  `json:"discovered"`
+	Restarted  []string  `json:"restarted"`
+	Message    string    `json:"message,omitempty"`
+}
+
+type ruleRef struct {
+	Name       string `json:"name"`
+	Provider   string `json:"provider"`
+	Path       string `json:"path"`
+	ShadowedBy string `json:"shadowedBy,omitempty"`
+}
+
+type sessionProviderJSON struct {
+	Name     string `json:"name"`
+	PID      int    `json:"pid"`
+	Crashes  int    `json:"crashes"`
+	Degraded bool   `json:"degraded"`
+	Rules    int    `json:"rules"`
+}
+
+func refs(rules []ruleset.Rule) []ruleRef {
+	out := []ruleRef{}
+	for _, r := range rules {
+		out = append(out, ruleRef{Name: r.Name, Provider: r.Provider, Path: r.Path, ShadowedBy: r.ShadowedBy})
+	}
+	return out
+}
+
+func providersJSON(res broker.Result) []sessionProviderJSON {
+	var out []sessionProviderJSON
+	for _, p := range res.Providers {
+		out = append(out, sessionProviderJSON{Name: p.Name, PID: p.PID, Crashes: p.Crashes, Degraded: p.Degraded, Rules: p.Rules})
+	}
+	return out
+}
+
+func rulesOut(ch broker.Change) *ruleChangesJSON {
+	return &ruleChangesJSON{
+		Added: refs(ch.Rules.Added), Removed: refs(ch.Rules.Removed), Changed: refs(ch.Rules.Changed),
+		Shadowed: refs(ch.Rules.Shadowed), Unshadowed: refs(ch.Rules.Unshadowed),
+		Discovered: append([]string{}, ch.Discovered...), Restarted: append([]string{}, ch.Restarted...),
+		Message: ch.Message,
+	}
+}
+
+// cmdSession replays agent events from stdin. Its providers stay up for the
+// whole session (a live broker): it announces the instructions baseline, then
+// answers every event with one JSON line; after a tool call the instructions
+// are reconciled first and then the rules are re-checked, each change
+// announced once. A malformed line gets an error line and the session goes
+// on.
 func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) != 0 {
 		return &exitError{code: 2, msg: "session takes no arguments"}
 	}
-	res, err := loadRules(ctx, cfg)
+	opts, req, rootWarnings, err := brokerSetup(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	live, err := broker.Start(ctx, opts, req)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	defer live.Close()
+	res := live.Result()
+	res.Warnings = append(res.Warnings, rootWarnings...)
 	book := newBook(res)
-	triggers := book.NewTTSR()
 
 	rec, err := newReconciler(ctx, cfg)
 	if err != nil {
@@ -65,6 +136,7 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 	}
 	var bus lifecycle.Bus
 	instr := rec.Attach(&bus)
+	rules := live.Attach(&bus) // after the instructions: the model reads rule changes last
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -78,7 +150,7 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 		warnings = append(warnings, w.String())
 	}
 	if err := enc.Encode(sessionOut{Event: "baseline", Scopes: rec.Loaded(), Changes: nonNilChanges(baseline.Changes),
-		Message: baseline.Message, Warnings: warnings}); err != nil {
+		Message: baseline.Message, Warnings: warnings, Providers: providersJSON(res)}); err != nil {
 		return err
 	}
 
@@ -98,7 +170,7 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 			if len(line) == 0 {
 				continue
 			}
-			if err := enc.Encode(handleEvent(ctx, line, &bus, instr, triggers, cfg.cwd)); err != nil {
+			if err := enc.Encode(handleEvent(ctx, line, &bus, instr, rules, live, cfg.cwd)); err != nil {
 				return err
 			}
 		}
@@ -124,7 +196,8 @@ func readLines(r io.Reader) (<-chan []byte, <-chan error) {
 }
 
 func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *lifecycle.Subscription[instructions.Round],
-	triggers *ttsr.Manager, cwd string) sessionOut {
+	rules *lifecycle.Subscription[broker.Change], live *broker.Live, cwd string) sessionOut {
+	triggers := live.TTSR()
 	var ev sessionEvent
 	if err := json.Unmarshal(line, &ev); err != nil {
 		return sessionOut{Event: "invalid", Error: "not a JSON event: " + err.Error()}
@@ -144,6 +217,14 @@ func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *li
 			out.Changes, out.Message = nonNilChanges(round.Changes), round.Message
 			out.Warnings = append(out.Warnings, instructionWarnings(round.Warnings)...)
 		}
+		if ch, err := rules.From(results); err == nil {
+			out.Rules = rulesOut(ch)
+			for _, w := range ch.Warnings {
+				out.Warnings = append(out.Warnings, w.String())
+			}
+		}
+	case "providers":
+		out.Providers = providersJSON(live.Result())
 	case "stream":
 		out.Source = ev.Source
 		if ev.Source == "" {
@@ -161,7 +242,7 @@ func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *li
 		turn := triggers.Turn()
 		out.Turn = &turn
 	default:
-		out.Error = fmt.Sprintf("unknown event %q (want tools/post-execute, stream or turn_start)", ev.Event)
+		out.Error = fmt.Sprintf("unknown event %q (want tools/post-execute, stream, turn_start or providers)", ev.Event)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,63 +16,124 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
 )
 
-// binDir holds the binaries the scripts run, built once by TestMain: the host
-// itself (which also serves the built-in providers as child processes of
-// itself), the example third-party provider, and providers that misbehave.
-var binDir string
-
+// The test binary is every program the end-to-end tests run. testscript.Main
+// installs it in a directory on $PATH under each command's name and, run
+// under one of those names, it is that program instead of the tests:
+//
+//   - host: the example host's own main, so it also serves its built-in
+//     providers by re-executing itself (broker.SelfExec), as the real binary
+//     does;
+//   - rulebroker-provider-NAME: the four built-ins as standalone binaries and
+//     the misbehaving providers of providers_test.go.
+//
+// The one binary still built is examples/provider-team (see teamBuild).
 func TestMain(m *testing.M) {
-	os.Exit(buildAndRun(m))
+	// A -race binary sleeps a second before it exits (GORACE atexit_sleep_ms,
+	// for late race reports). Every host and provider here is one, and the
+	// host waits for its providers to exit: that sleep would be most of the
+	// suite's time. Races are still reported, and fail the script (exit 66).
+	if !strings.Contains(os.Getenv("GORACE"), "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	}
+	cmds := map[string]func(){"host": main}
+	for name, serve := range providerCommands {
+		cmds[broker.BinaryPrefix+name] = serve
+	}
+	testscript.Main(parallelM{m}, cmds)
 }
 
-func buildAndRun(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "rulebroker-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+// parallelM runs the tests with -parallel 4×GOMAXPROCS unless -parallel is
+// given: each test mostly waits on its child processes (a provider's
+// deadline, a handshake, a process to exit), so two at a time on two cores
+// leaves the cores idle. It only wraps the tests' run: under a command's name
+// the binary never parses test flags.
+type parallelM struct{ m *testing.M }
+
+func (p parallelM) Run() int {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
 	}
-	defer os.RemoveAll(dir)
-	binDir = dir
-	builds := map[string]string{
-		"host":                           ".",
-		"rulebroker-provider-team":       "../provider-team",
-		"rulebroker-provider-crash":      "./testdata/providers/crash",
-		"rulebroker-provider-hang":       "./testdata/providers/hang",
-		"rulebroker-provider-wrongproto": "./testdata/providers/wrongversion",
-		"rulebroker-provider-hostile":    "./testdata/providers/hostile",
-		// The built-ins as separately built binaries, as a user would install them.
-		"standalone/rulebroker-provider-native":   "../../providers/native/cmd/rulebroker-provider-native",
-		"standalone/rulebroker-provider-cursor":   "../../providers/cursor/cmd/rulebroker-provider-cursor",
-		"standalone/rulebroker-provider-windsurf": "../../providers/windsurf/cmd/rulebroker-provider-windsurf",
-		"standalone/rulebroker-provider-cline":    "../../providers/cline/cmd/rulebroker-provider-cline",
-	}
-	for out, pkg := range builds {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, out), pkg)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
-			return 1
-		}
-	}
-	return m.Run()
+	return p.m.Run()
 }
+
+// hostBinary is the host command testscript.Main installed.
+func hostBinary(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("host")
+	if err != nil || filepath.Base(filepath.Dir(path)) != "bin" {
+		t.Fatalf("the host command testscript.Main installs is not first on $PATH: %q, %v", path, err)
+	}
+	return path
+}
+
+// teamBuild builds examples/provider-team, the example third-party provider.
+// It stays a real `go build` of an unchanged package main: that example is
+// the README's "a provider is one small main.go", and the test should run the
+// binary a third party builds from it. The build runs in the background while
+// the other scripts run; with -race it reuses the race-built packages the
+// test binary already put in the build cache, so it costs about one link.
+type teamBuild struct {
+	path string
+	done chan struct{}
+	err  error
+}
+
+func startTeamBuild(t *testing.T) *teamBuild {
+	b := &teamBuild{path: filepath.Join(t.TempDir(), broker.BinaryPrefix+"team"), done: make(chan struct{})}
+	args := []string{"build", "-o", b.path}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, "../provider-team")...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		b.err = fmt.Errorf("go build ../provider-team: %v", err)
+		close(b.done)
+		return b
+	}
+	go func() {
+		if err := cmd.Wait(); err != nil {
+			b.err = fmt.Errorf("go build ../provider-team: %v\n%s", err, out.Bytes())
+		}
+		close(b.done)
+	}()
+	// Registered after TempDir's removal, so it runs before it: the build is
+	// over before its output directory goes.
+	t.Cleanup(func() { <-b.done })
+	return b
+}
+
+func (b *teamBuild) wait() (string, error) {
+	<-b.done
+	return b.path, b.err
+}
+
+// raceBuild is set by race_test.go.
+var raceBuild bool
 
 func TestScripts(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the process checks read /proc")
 	}
+	t.Parallel()
 	demo, err := filepath.Abs("../demo")
 	if err != nil {
 		t.Fatal(err)
 	}
+	binDir := filepath.Dir(hostBinary(t))
+	team := startTeamBuild(t)
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
-			env.Setenv("BIN", binDir)
 			env.Setenv("DEMO", demo)
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("RULEBROKER_PLUGIN_PATH", "")
@@ -79,6 +141,7 @@ func TestScripts(t *testing.T) {
 			// passes, so this marks every process the script starts,
 			// providers and what they start included.
 			env.Setenv(procMarkerEnv, env.WorkDir)
+			liveSetup(env)
 			return nil
 		},
 		// [landlock]: the kernel confines providers, so denials can be asserted.
@@ -90,12 +153,43 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"noprocs":  cmdNoProcs,
-			"waitproc": cmdWaitProc,
-			"json":     cmdJSON,
-			"timer":    cmdTimer,
+			"timer":        cmdTimer,
+			"noprocs":      cmdNoProcs,
+			"waitproc":     cmdWaitProc,
+			"json":         cmdJSON,
+			"live":         cmdLive,
+			"killprovider": cmdKillProvider,
+			"install-provider": func(ts *testscript.TestScript, neg bool, args []string) {
+				cmdInstallProvider(ts, neg, args, binDir, team)
+			},
 		},
 	})
+}
+
+// install-provider DIR NAME... puts provider NAME into plugin directory DIR
+// (made if missing) as a symbolic link named rulebroker-provider-NAME: to the
+// test binary's command of that name, or for "team" to the built example.
+// The broker finds a link like any file and runs it under the link's name.
+func cmdInstallProvider(ts *testscript.TestScript, neg bool, args []string, binDir string, team *teamBuild) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: install-provider DIR NAME...")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	for _, name := range args[1:] {
+		var target string
+		switch _, ok := providerCommands[name]; {
+		case name == "team":
+			path, err := team.wait()
+			ts.Check(err)
+			target = path
+		case ok:
+			target = filepath.Join(binDir, broker.BinaryPrefix+name)
+		default:
+			ts.Fatalf("install-provider: no provider %q", name)
+		}
+		ts.Check(os.Symlink(target, filepath.Join(dir, broker.BinaryPrefix+name)))
+	}
 }
 
 // procMarkerEnv marks the processes a script starts, in their environment.

@@ -52,21 +52,27 @@ func workspaceRoot(ctx context.Context, cfg *config) (string, error) {
 	return root, err
 }
 
-// loadRules runs every provider once and merges what they find.
-func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
+// brokerSetup is what loadRules and the live session start the broker with:
+// the options, the request, and the workspace root's warnings.
+func brokerSetup(ctx context.Context, cfg *config) (broker.Options, shared.DiscoverRequest, []diag.Warning, error) {
 	fsys, err := hostFS(ctx, cfg)
 	if err != nil {
-		return broker.Result{}, err
+		return broker.Options{}, shared.DiscoverRequest{}, nil, err
 	}
 	root, rootWarnings, err := workfs.FindRoot(ctx, fsys, cfg.cwd, cfg.rootMarkers)
 	if err != nil {
-		return broker.Result{}, err
+		return broker.Options{}, shared.DiscoverRequest{}, nil, err
 	}
 	var linked []broker.Builtin
 	if !cfg.noBuiltins {
 		linked = builtins()
 	}
-	res, err := broker.Load(ctx, broker.Options{
+	var warns []diag.Warning
+	for _, w := range rootWarnings {
+		// The whole text as the message: how root warnings have always been shown.
+		warns = append(warns, diag.Warning{Message: w.String()})
+	}
+	return broker.Options{
 		Builtins: linked,
 		// --plugin-dir is the developer's explicit choice and runs without
 		// the lock; the plugin path and ~/.rulebroker/plugins need it.
@@ -77,14 +83,20 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 		FS:            fsys,
 		Timeout:       cfg.timeout,
 		Priority:      cfg.priority,
-	}, shared.DiscoverRequest{Cwd: cfg.cwd, Home: cfg.home, WorkspaceRoot: root})
+	}, shared.DiscoverRequest{Cwd: cfg.cwd, Home: cfg.home, WorkspaceRoot: root}, warns, nil
+}
+
+// loadRules runs every provider once and merges what they find.
+func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
+	opts, req, rootWarnings, err := brokerSetup(ctx, cfg)
+	if err != nil {
+		return broker.Result{}, err
+	}
+	res, err := broker.Load(ctx, opts, req)
 	if ctx.Err() != nil {
 		// Interrupted: the providers are already stopped; print nothing half-done.
 		return broker.Result{}, errInterrupted
 	}
-	for _, w := range rootWarnings {
-		// The whole text as the message: how root warnings have always been shown.
-		res.Warnings = append(res.Warnings, diag.Warning{Message: w.String()})
-	}
+	res.Warnings = append(res.Warnings, rootWarnings...)
 	return res, err
 }

@@ -29,7 +29,7 @@ func startSession(t *testing.T, ws, home, dsh string) *session {
 	s := &session{t: t}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "host"), "session", "--cwd", ws, "--home", home)
+	cmd := exec.CommandContext(ctx, hostBinary(t), "session", "--cwd", ws, "--home", home)
 	cmd.Env = append(os.Environ(), "DSH_HOME="+dsh, "RULEBROKER_PLUGIN_PATH=")
 	cmd.Stderr = &s.stderr
 	in, err := cmd.StdinPipe()
@@ -129,6 +129,7 @@ func write(t *testing.T, path, content string) {
 }
 
 func TestSessionEndToEnd(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	ws, home, dsh := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "dsh")
 	write(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
@@ -228,6 +229,7 @@ func TestSessionEndToEnd(t *testing.T) {
 }
 
 func TestSessionInterrupted(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "ws", "AGENTS.md"), "Be brief.\n")
 	s := startSession(t, filepath.Join(root, "ws"), root, filepath.Join(root, "dsh"))

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
-	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
 	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/shared"
 )
@@ -79,12 +77,17 @@ type Provider struct {
 	SHA256 string
 	// Sandbox is how the process was confined: "landlock vN" or
 	// "none: <why>"; empty when it was not started.
-	Sandbox string
-	PID     int
-	Rules   int      // rules it contributed, shadowed included
-	Reads   []string // every path it asked the host about
-	Refused []string // the paths among them the host's policy refused
-	Err     error    // why it contributed nothing, if it failed
+	Sandbox         string
+	PID             int
+	Rules           int      // rules it contributed, shadowed included
+	Reads           []string // every path it asked the host about
+	Refused         []string // the paths among them the host's policy refused
+	Err             error    // why it contributed nothing, if it failed
+	// Crashes counts the times a live broker's provider process died or got
+	// stuck; Degraded says it keeps doing so (it is still restarted, with
+	// backoff, and its last rules stay loaded).
+	Crashes  int
+	Degraded bool
 }
 
 // Result is what a Load found.
@@ -117,22 +120,9 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	}
 
 	var res Result
-	hostExe, hostExeErr := os.Executable()
-	launches, warnings := plan(opts, hostExe, hostExeErr)
-	res.Warnings = append(res.Warnings, warnings...)
-	defer func() {
-		for _, l := range launches {
-			if l.file != nil {
-				l.file.Close()
-			}
-		}
-	}()
-
-	sb := sandboxFor(opts)
-	if !sb.confine && !opts.Unconfined && len(launches) > 0 {
-		res.Warnings = append(res.Warnings, diag.Warning{Message: "providers run without a file-system and network sandbox (" +
-			strings.TrimPrefix(sb.desc, "none: ") + "); they still get only the allow-listed environment"})
-	}
+	launches, warnings := findLaunches(opts)
+	defer closeLaunches(launches)
+	res.Warnings = warnings
 
 	outcomes := make([]outcome, len(launches))
 	var wg sync.WaitGroup
@@ -140,11 +130,161 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outcomes[i] = l.run(ctx, opts, req, hostExe, sb)
+			outcomes[i] = l.run(ctx, opts, req)
 		}()
 	}
 	wg.Wait()
 
+	assemble(opts, launches, outcomes, &res)
+	return res, nil
+}
+
+// refusedWarning sums up, in one warning, what the host's filesystem policy
+// kept from the providers: expected when a host confines reads, but a user
+// whose rules live outside the allowed roots needs to learn why they are
+// missing. Provider.Refused has the detail.
+func refusedWarning(providers []Provider) (diag.Warning, bool) {
+	seen := map[string]bool{}
+	var paths []string
+	for _, p := range providers {
+		for _, r := range p.Refused {
+			if !seen[r] {
+				seen[r] = true
+				paths = append(paths, r)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return diag.Warning{}, false
+	}
+	const show = 3
+	list := strings.Join(paths[:min(show, len(paths))], ", ")
+	if len(paths) > show {
+		list += fmt.Sprintf(", and %d more", len(paths)-show)
+	}
+	return diag.Warning{Message: fmt.Sprintf(
+		"the host's filesystem policy kept %d path(s) from the providers, so no rules were loaded from them: %s", len(paths), list)}, true
+}
+
+type outcome struct {
+	provider Provider
+	rules    []shared.Rule
+	warnings []diag.Warning
+}
+
+// run starts the provider, asks it to describe itself and discover, and stops
+// it. Whatever happens, the process is gone when run returns.
+func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverRequest) (out outcome) {
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	s := l.start(ctx, opts, &out)
+	if s == nil {
+		return out
+	}
+	defer s.client.Kill()
+	s.discover(ctx, opts, req, newRecordingFS(opts.FS), &out)
+	return out
+}
+
+// started is a provider process that has described itself.
+type started struct {
+	client *wire.Client
+	stderr *stderrTail
+}
+
+// fail records why the provider contributes nothing, with the last line it
+// wrote to stderr when there is one.
+func (out *outcome) fail(stderr *stderrTail, err error) {
+	if last := stderr.last(); last != "" {
+		err = fmt.Errorf("%w; its stderr ended with: %s", err, last)
+	}
+	out.provider.Err = err
+	out.rules = nil
+}
+
+// start starts the provider and asks it to describe itself, filling in
+// out.provider. On failure it returns nil, out.provider.Err says why, and
+// no process is left behind.
+func (l launch) start(ctx context.Context, opts Options, out *outcome) *started {
+	out.provider = Provider{Name: l.name, Origin: l.origin, Status: l.status, SHA256: l.sha256}
+	stderr := &stderrTail{}
+	if l.refused != nil {
+		out.fail(stderr, l.refused)
+		return nil
+	}
+	out.provider.Sandbox = l.sandbox.desc
+	client, err := wire.Start(ctx, wire.Config{
+		Command: func(socketDir string) (*exec.Cmd, error) {
+			return l.command(opts, socketDir)
+		},
+		StartTimeout: opts.Timeout,
+		Logger:       opts.Logger.Named(l.name),
+		Stderr:       stderr,
+	})
+	if err != nil {
+		out.fail(stderr, explain("start", err, opts.Timeout))
+		return nil
+	}
+	out.provider.PID = client.PID
+
+	info, err := client.Provider.Describe(ctx)
+	if err == nil && info.Name == "" {
+		err = errors.New("describe: the provider has no name")
+	} else if err != nil {
+		err = explain("describe", err, opts.Timeout)
+	}
+	if err != nil {
+		client.Kill()
+		out.fail(stderr, err)
+		return nil
+	}
+	out.provider.Name = info.Name
+	out.provider.Version = info.Version
+	out.provider.Priority = info.Priority
+	out.provider.DefaultPriority = info.Priority
+	return &started{client: client, stderr: stderr}
+}
+
+// discover runs Discover on a started provider through fsys, filling in
+// out's rules, warnings and reads. The process keeps running.
+func (s *started) discover(ctx context.Context, opts Options, req shared.DiscoverRequest, fsys *recordingFS, out *outcome) {
+	sink := &collect{provider: out.provider.Name}
+	err := s.client.Provider.Discover(ctx, req, fsys, sink)
+	out.provider.Reads, out.provider.Refused = fsys.read()
+	out.warnings = sink.warnings
+	if err != nil {
+		out.fail(s.stderr, explain("discover", err, opts.Timeout))
+		return
+	}
+	out.provider.Err = nil
+	out.rules = sink.rules
+	out.provider.Rules = len(sink.rules)
+}
+
+// collect gathers a provider's stream, checking each item.
+type collect struct {
+	provider string
+	rules    []shared.Rule
+	warnings []diag.Warning
+}
+
+func (c *collect) Rule(r shared.Rule) error {
+	if r.Name == "" {
+		c.warnings = append(c.warnings, diag.Warning{Source: c.provider, Path: r.Path, Message: "rule has no name; ignored"})
+		return nil
+	}
+	c.rules = append(c.rules, r)
+	return nil
+}
+
+func (c *collect) Warning(w shared.Warning) error {
+	c.warnings = append(c.warnings, diag.Warning{Source: c.provider, Path: w.Path, Message: w.Message})
+	return nil
+}
+
+// assemble merges the providers' outcomes into res, in registration order,
+// with a warning for each provider that failed.
+func assemble(opts Options, launches []launch, outcomes []outcome, res *Result) {
 	sets := make([]providerRules, 0, len(outcomes))
 	firstOrigin := map[string]string{} // provider name → origin of the first provider with it
 	for i, o := range outcomes {
@@ -182,144 +322,4 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	if w, ok := refusedWarning(res.Providers); ok {
 		res.Warnings = append(res.Warnings, w)
 	}
-	return res, nil
-}
-
-// refusedWarning sums up, in one warning, what the host's filesystem policy
-// kept from the providers: expected when a host confines reads, but a user
-// whose rules live outside the allowed roots needs to learn why they are
-// missing. Provider.Refused has the detail.
-func refusedWarning(providers []Provider) (diag.Warning, bool) {
-	seen := map[string]bool{}
-	var paths []string
-	for _, p := range providers {
-		for _, r := range p.Refused {
-			if !seen[r] {
-				seen[r] = true
-				paths = append(paths, r)
-			}
-		}
-	}
-	if len(paths) == 0 {
-		return diag.Warning{}, false
-	}
-	const show = 3
-	list := strings.Join(paths[:min(show, len(paths))], ", ")
-	if len(paths) > show {
-		list += fmt.Sprintf(", and %d more", len(paths)-show)
-	}
-	return diag.Warning{Message: fmt.Sprintf(
-		"the host's filesystem policy kept %d path(s) from the providers, so no rules were loaded from them: %s", len(paths), list)}, true
-}
-
-// sandboxing is how this Load confines providers.
-type sandboxing struct {
-	desc    string // for Provider.Sandbox
-	confine bool   // Landlock on
-}
-
-func sandboxFor(opts Options) sandboxing {
-	if opts.Unconfined {
-		return sandboxing{desc: "none: turned off by the host"}
-	}
-	desc, ok := sandbox.Probe()
-	if !trampolined {
-		ok = false
-	}
-	return sandboxing{desc: desc, confine: ok}
-}
-
-func (o Options) env() []string {
-	if o.Env == nil {
-		return sandbox.DefaultEnv()
-	}
-	return o.Env
-}
-
-type outcome struct {
-	provider Provider
-	rules    []shared.Rule
-	warnings []diag.Warning
-}
-
-// run starts the provider, asks it to describe itself and discover, and stops
-// it. Whatever happens, the process is gone when run returns.
-func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverRequest, hostExe string, sb sandboxing) (out outcome) {
-	out.provider = Provider{Name: l.name, Origin: l.origin, Status: l.status, SHA256: l.sha256}
-	if l.refused != nil {
-		out.provider.Err = l.refused
-		return out
-	}
-	out.provider.Sandbox = sb.desc
-	stderr := &stderrTail{}
-	fail := func(err error) outcome {
-		if last := stderr.last(); last != "" {
-			err = fmt.Errorf("%w; its stderr ended with: %s", err, last)
-		}
-		out.provider.Err = err
-		out.rules = nil
-		return out
-	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-
-	client, err := wire.Start(ctx, wire.Config{
-		Command: func(socketDir string) (*exec.Cmd, error) {
-			return l.command(opts, hostExe, socketDir, sb.confine)
-		},
-		StartTimeout: opts.Timeout,
-		Logger:       opts.Logger.Named(l.name),
-		Stderr:       stderr,
-	})
-	if err != nil {
-		return fail(explain("start", err, opts.Timeout))
-	}
-	defer client.Kill()
-	out.provider.PID = client.PID
-	prov := client.Provider
-
-	info, err := prov.Describe(ctx)
-	if err != nil {
-		return fail(explain("describe", err, opts.Timeout))
-	}
-	if info.Name == "" {
-		return fail(errors.New("describe: the provider has no name"))
-	}
-	out.provider.Name = info.Name
-	out.provider.Version = info.Version
-	out.provider.Priority = info.Priority
-	out.provider.DefaultPriority = info.Priority
-
-	fsys := newRecordingFS(opts.FS)
-	sink := &collect{provider: info.Name}
-	err = prov.Discover(ctx, req, fsys, sink)
-	out.provider.Reads, out.provider.Refused = fsys.read()
-	out.warnings = sink.warnings
-	if err != nil {
-		return fail(explain("discover", err, opts.Timeout))
-	}
-	out.rules = sink.rules
-	out.provider.Rules = len(sink.rules)
-	return out
-}
-
-// collect gathers a provider's stream, checking each item.
-type collect struct {
-	provider string
-	rules    []shared.Rule
-	warnings []diag.Warning
-}
-
-func (c *collect) Rule(r shared.Rule) error {
-	if r.Name == "" {
-		c.warnings = append(c.warnings, diag.Warning{Source: c.provider, Path: r.Path, Message: "rule has no name; ignored"})
-		return nil
-	}
-	c.rules = append(c.rules, r)
-	return nil
-}
-
-func (c *collect) Warning(w shared.Warning) error {
-	c.warnings = append(c.warnings, diag.Warning{Source: c.provider, Path: w.Path, Message: w.Message})
-	return nil
 }

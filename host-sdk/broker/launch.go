@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
@@ -35,9 +36,62 @@ type launch struct {
 	env    []string
 	status string
 	sha256 string
-	// file is the binary, open: hashed, and the very file executed.
+	// file is the binary, open: hashed, and the very file executed, on
+	// every start (a live broker restarts from it). closeLaunches closes it.
 	file    *os.File
 	refused error
+	hostExe string // the trampoline
+	sandbox sandboxing
+}
+
+// findLaunches lists the providers to start or refuse, in registration
+// order: the built-ins, then the plugin directories' binaries; with the
+// warnings about finding and verifying them, and the one warning about a
+// missing sandbox. The caller closes the launches with closeLaunches.
+func findLaunches(opts Options) ([]launch, []diag.Warning) {
+	hostExe, hostExeErr := os.Executable()
+	launches, warnings := plan(opts, hostExe, hostExeErr)
+	sb := sandboxFor(opts)
+	for i := range launches {
+		launches[i].hostExe, launches[i].sandbox = hostExe, sb
+	}
+	if !sb.confine && !opts.Unconfined && len(launches) > 0 {
+		warnings = append(warnings, diag.Warning{Message: "providers run without a file-system and network sandbox (" +
+			strings.TrimPrefix(sb.desc, "none: ") + "); they still get only the allow-listed environment"})
+	}
+	return launches, warnings
+}
+
+func closeLaunches(launches []launch) {
+	for _, l := range launches {
+		if l.file != nil {
+			l.file.Close()
+		}
+	}
+}
+
+// sandboxing is how providers are confined.
+type sandboxing struct {
+	desc    string // for Provider.Sandbox
+	confine bool   // Landlock on
+}
+
+func sandboxFor(opts Options) sandboxing {
+	if opts.Unconfined {
+		return sandboxing{desc: "none: turned off by the host"}
+	}
+	desc, ok := sandbox.Probe()
+	if !trampolined {
+		ok = false
+	}
+	return sandboxing{desc: desc, confine: ok}
+}
+
+func (o Options) env() []string {
+	if o.Env == nil {
+		return sandbox.DefaultEnv()
+	}
+	return o.Env
 }
 
 // plan lists every provider a Load starts or refuses, in registration
@@ -97,6 +151,10 @@ func plan(opts Options, hostExe string, hostExeErr error) (launches []launch, wa
 			l.status = StatusUnverified
 		}
 		l.refused = dirProblem[dir]
+		// A link is only as safe as the directory of what it points to.
+		if real, err := filepath.EvalSymlinks(c.path); l.refused == nil && err == nil && filepath.Dir(real) != dir {
+			l.refused = trust.CheckDir(filepath.Dir(real))
+		}
 		if l.refused == nil {
 			l.file, l.sha256, l.refused = openVerified(c.path)
 		}
@@ -159,7 +217,8 @@ func untrusted(opts Options, path string, err, lockErr error) error {
 // command builds the provider's process: the host binary in trampoline mode,
 // handed the open binary as its first extra file, with an environment of the
 // allow-listed variables only.
-func (l launch) command(opts Options, hostExe, socketDir string, confine bool) (*exec.Cmd, error) {
+func (l launch) command(opts Options, socketDir string) (*exec.Cmd, error) {
+	hostExe, confine := l.hostExe, l.sandbox.confine
 	env := sandbox.FilterEnv(os.Environ(), opts.env())
 	env = append(env, l.env...)
 	var cmd *exec.Cmd

@@ -19,6 +19,7 @@ import (
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
 	"github.com/rulebroker/rulebroker/internal/wire"
+	"github.com/rulebroker/rulebroker/plugin"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -29,6 +30,10 @@ const testProviderEnv = "BROKER_TEST_PROVIDER"
 
 func TestMain(m *testing.M) {
 	sandbox.Main()
+	if name := os.Getenv(realProviderEnv); name != "" {
+		plugin.Serve(realProviders[name]())
+		os.Exit(0)
+	}
 	if spec := os.Getenv(testProviderEnv); spec != "" {
 		name, rest, _ := strings.Cut(spec, ":")
 		prio, mode, _ := strings.Cut(rest, ":")
@@ -70,6 +75,9 @@ func (p testProvider) Discover(ctx context.Context, req shared.DiscoverRequest, 
 		}
 		select {}
 	}
+	if p.mode == "list" {
+		return discoverList(ctx, req, fsys, sink)
+	}
 	if req.Home != "" {
 		if _, err := fsys.Stat(ctx, req.Home+"/rules"); err == nil {
 			return sink.Rule(shared.Rule{Name: "home-rule", Path: req.Home + "/rules"})
@@ -85,8 +93,30 @@ func (p testProvider) Discover(ctx context.Context, req shared.DiscoverRequest, 
 	return sink.Rule(shared.Rule{Name: p.name + "-only", Path: "/" + p.name})
 }
 
+// discoverList offers every file in <cwd>/rules and in <dir>/rules for each
+// touched directory, named after the file: a provider that lists directories.
+func discoverList(ctx context.Context, req shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
+	for _, dir := range append([]string{req.Cwd}, req.ExtraDirs...) {
+		entries, err := fsys.ReadDir(ctx, dir+"/rules")
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			data, err := fsys.ReadFile(ctx, dir+"/rules/"+e.Name, 1<<10)
+			if err != nil {
+				continue
+			}
+			if err := sink.Rule(shared.Rule{Name: e.Name, Path: dir + "/rules/" + e.Name, Content: string(data),
+				Description: "rule " + e.Name}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func testBuiltin(name string, priority int, mode string) Builtin {
-	return Builtin{Name: name, Env: []string{testProviderEnv + "=" + name + ":" + strconv.Itoa(priority) + ":" + mode}}
+	return Builtin{Name: name, Env: []string{"GORACE=atexit_sleep_ms=0", testProviderEnv + "=" + name + ":" + strconv.Itoa(priority) + ":" + mode}}
 }
 
 func testFS() *workfstest.Mem {

@@ -18,6 +18,10 @@ type recordingFS struct {
 	mu      sync.Mutex
 	paths   map[string]bool
 	refused map[string]bool
+	// facts, when set, records what a live broker re-checks after each tool
+	// call: the stat of every path (taken before the provider's own call),
+	// and digests of what was read and listed.
+	facts *factRecorder
 }
 
 func newRecordingFS(inner shared.HostFS) *recordingFS {
@@ -52,33 +56,43 @@ func (r *recordingFS) read() (paths, refused []string) {
 }
 
 func (r *recordingFS) Stat(ctx context.Context, path string) (shared.FileInfo, error) {
+	r.facts.observe(ctx, path)
 	fi, err := r.HostFS.Stat(ctx, path)
 	r.note(err, path)
 	return fi, err
 }
 
 func (r *recordingFS) Resolve(ctx context.Context, path string) (string, error) {
+	r.facts.observe(ctx, path)
 	p, err := r.HostFS.Resolve(ctx, path)
 	r.note(err, path)
 	return p, err
 }
 
 func (r *recordingFS) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
+	r.facts.observe(ctx, path)
 	entries, err := r.HostFS.ReadDir(ctx, path)
+	r.facts.list(path, entries, err)
 	r.note(err, path)
 	return entries, err
 }
 
 func (r *recordingFS) ReadFile(ctx context.Context, path string, max int64) ([]byte, error) {
+	r.facts.observe(ctx, path)
 	data, err := r.HostFS.ReadFile(ctx, path, max)
+	r.facts.read(path, data, err, max)
 	r.note(err, path)
 	return data, err
 }
 
 func (r *recordingFS) ReadFiles(ctx context.Context, paths []string, max int64) ([]shared.FileContent, error) {
+	for _, p := range paths {
+		r.facts.observe(ctx, p)
+	}
 	files, err := r.HostFS.ReadFiles(ctx, paths, max)
 	r.note(err, paths...)
 	for _, f := range files {
+		r.facts.read(f.Path, f.Data, f.Err, max)
 		r.note(f.Err, f.Path)
 	}
 	return files, err

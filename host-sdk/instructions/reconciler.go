@@ -4,10 +4,12 @@
 // copies per directory, renders them for the model, and after every tool call
 // works out what changed and says so in one message.
 //
-// The semantics are those of spec/000 (load all candidates, dedup per
-// directory, per-candidate scope keys, reconciliation every round) and
-// spec/001 (follow symlinks; resolve or stat failures are "unavailable", never
-// a removal). All file access goes through a shared.HostFS, so a policy gate
+// Every candidate that exists is loaded (not only the first per directory),
+// copies within one directory are deduplicated, each (directory, candidate)
+// pair is its own scope, and every round reconciles all known scopes.
+// Symlinks are followed; a scope whose resolve, stat or read fails is
+// "unavailable" and keeps what it had loaded — a failure is never taken for
+// a removal. All file access goes through a shared.HostFS, so a policy gate
 // (workfs.Policy) decides what may be read.
 //
 // Choices made where the specs are silent:

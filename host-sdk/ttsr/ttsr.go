@@ -239,6 +239,13 @@ func (s *Set) NewManager(opts ...Option) *Manager {
 	for _, o := range opts {
 		o(&m.cfg)
 	}
+	m.build()
+	return m
+}
+
+// build makes the Manager's rules and triggers from its Set.
+func (m *Manager) build() {
+	s := m.set
 	m.litTriggers = make([][]int, len(s.lits))
 	for i := range s.rules {
 		r := &rule{setRule: &s.rules[i]}
@@ -258,7 +265,7 @@ func (s *Set) NewManager(opts ...Option) *Manager {
 		m.rules = append(m.rules, r)
 	}
 	m.mark = make([]uint32, len(m.triggers))
-	return m
+	m.gen = 0
 }
 
 // Warnings lists the patterns and rules that were skipped.
@@ -309,7 +316,9 @@ func (m *Manager) eligible(r *rule) bool {
 func (m *Manager) Feed(streamName, delta string) []Match {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if delta == "" || len(m.rules) == 0 {
+	// Text is kept even while there are no rules: an Update may bring one
+	// whose match began before it.
+	if delta == "" {
 		return nil
 	}
 	st := m.streams[streamName]

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -111,6 +112,15 @@ func startError(ctx context.Context, err error) *Error {
 	return e
 }
 
+// deadlinePassed reports whether ctx's deadline is behind us even if its
+// timer has not fired yet. gRPC sends the deadline to the provider, whose
+// copy can expire and cancel the stream a moment before the host's own
+// timer runs; that call timed out, it did not crash.
+func deadlinePassed(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
 // callError classifies the failure of a Describe or Discover call. The
 // caller's context decides first: a call cut short by its deadline or its
 // cancellation fails with a transport error that would otherwise read like a
@@ -120,7 +130,7 @@ func callError(ctx context.Context, op string, err error) error {
 		return nil
 	}
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), deadlinePassed(ctx):
 		return &Error{Kind: ErrTimeout, Op: op, Err: err}
 	case ctx.Err() != nil:
 		return &Error{Kind: ErrCanceled, Op: op, Detail: ctx.Err().Error(), Err: ctx.Err()}
@@ -131,6 +141,8 @@ func callError(ctx context.Context, op string, err error) error {
 	}
 	e := &Error{Kind: ErrFailed, Op: op, Detail: st.Message(), Err: err}
 	switch st.Code() {
+	case codes.DeadlineExceeded:
+		e.Kind = ErrTimeout
 	case codes.Unavailable, codes.Canceled:
 		e.Kind = ErrCrashed
 	case codes.Unimplemented:

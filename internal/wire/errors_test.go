@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -73,3 +74,27 @@ func TestCallErrorBlamesTheCallersContext(t *testing.T) {
 		t.Errorf("expired call → %v", err)
 	}
 }
+
+// A stream the provider's copy of the deadline cut short, reported before
+// the host's own timer fired, is a timeout, not a crash.
+func TestCallErrorDeadlinePassedBeforeTimer(t *testing.T) {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Millisecond))
+	defer cancel()
+	// A context whose deadline passed reports DeadlineExceeded at once in Go;
+	// strip that to model the window before the timer runs.
+	early := deadlineOnly{ctx}
+	err := callError(early, "discover", status.Error(codes.Canceled, "stream terminated by RST_STREAM with error code: CANCEL"))
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("got %v, want a timeout", err)
+	}
+	err = callError(context.Background(), "discover", status.Error(codes.DeadlineExceeded, "context deadline exceeded"))
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("got %v, want a timeout", err)
+	}
+}
+
+// deadlineOnly has a deadline but never reports an error, like a context
+// whose timer has not fired yet.
+type deadlineOnly struct{ context.Context }
+
+func (deadlineOnly) Err() error { return nil }

@@ -1,6 +1,9 @@
 // Package frontmatter splits a rule file into its YAML frontmatter and its
-// Markdown body, following spec/002 §3 with a few deliberate improvements
-// that real files need (see Parse).
+// Markdown body: a block between "---" fences at the top of the file is
+// YAML metadata, and when YAML rejects it, "key: value" lines are read one by
+// one instead, so a slightly broken header still yields its fields. A few
+// deliberate improvements that real files need are listed at Parse; the
+// README's "Differences from the reference pipeline" explains each.
 //
 // Parse never fails and never panics: whatever the input, it returns a body
 // and, when the frontmatter could not be read as written, warnings that say
@@ -56,7 +59,8 @@ func Normalize(data []byte) string {
 
 // Parse splits data into frontmatter and body.
 //
-// Spec §3, with these improvements:
+// The reference reading (fenced YAML, else key: value lines), with these
+// improvements:
 //   - the input is normalized first (see Normalize);
 //   - the opening fence is a first line that is exactly "---" (trailing
 //     spaces and tabs allowed), so "---SOMETHING---" is ordinary text;
@@ -221,8 +225,8 @@ func stringKeys(v any) map[string]any {
 	return map[string]any{}
 }
 
-// linePattern is spec §3's fallback pattern, widened to accept hyphenated
-// keys such as "thinking-level".
+// linePattern is the reference's "key: value" fallback for a block YAML
+// rejects, widened to accept hyphenated keys such as "thinking-level".
 var linePattern = regexp.MustCompile(`^([\w-]+):\s*(.*)$`)
 
 // parseLines is the fallback for a block YAML rejects: every "key: value"

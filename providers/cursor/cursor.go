@@ -2,6 +2,8 @@
 //
 //   - user:    ~/.cursor/rules/*.{mdc,md}
 //   - project: <cwd>/.cursor/rules/*.{mdc,md}
+//   - nested:  <dir>/.cursor/rules/*.{mdc,md} for each directory below cwd
+//     the host says the agent has worked in (Request.ExtraDirs)
 //
 // User rules come first, then project rules, each directory in file name
 // order; a rule is named after its file without the extension. The legacy
@@ -43,6 +45,7 @@ func (provider) Discover(ctx context.Context, req plugin.Request) (plugin.Result
 	if project := path.Join(req.Cwd, ".cursor/rules"); req.Cwd != "" && project != user {
 		load(&res, req, project, plugin.LevelProject)
 	}
+	extraDirRules(&res, req)
 	if req.Cwd != "" {
 		res.Warnings = append(res.Warnings, plugin.WarnIfPresent(req.FS, path.Join(req.Cwd, ".cursorrules"),
 			"legacy .cursorrules is not read; move its rules to .cursor/rules/*.mdc")...)
@@ -54,4 +57,16 @@ func load(res *plugin.Result, req plugin.Request, dir string, level plugin.Level
 	rules, warnings := plugin.LoadRules(req.FS, dir, level, ".mdc", ".md")
 	res.Rules = append(res.Rules, rules...)
 	res.Warnings = append(res.Warnings, warnings...)
+}
+
+// extraDirRules loads <dir>/.cursor/rules for each directory the host says
+// the agent has worked in (Request.ExtraDirs, below cwd), as project rules
+// after cwd's, so nested rule directories join a session when the agent
+// first works there, as Cursor applies a nested .cursor/rules to the files
+// under it. It does so in every activation mode: a host that does not track
+// touched directories sends none, and then nothing changes.
+func extraDirRules(res *plugin.Result, req plugin.Request) {
+	for _, dir := range req.ExtraDirs {
+		load(res, req, path.Join(dir, ".cursor/rules"), plugin.LevelProject)
+	}
 }

@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"context"
 	"io/fs"
 	"reflect"
 	"testing"
@@ -180,5 +181,32 @@ func TestDiscoverUnreadableFile(t *testing.T) {
 	}
 	if got, want := pt.Warnings(res.Warnings), []string{"work/p/.cursor/rules/b.mdc: cannot read file: permission denied"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings = %q, want %q", got, want)
+	}
+}
+
+func TestDiscoverExtraDirs(t *testing.T) {
+	fsys := fstest.MapFS{
+		"work/p/.cursor/rules/a.mdc":         {Data: []byte("project a")},
+		"work/p/pkg/.cursor/rules/n.mdc":     {Data: []byte("nested n")},
+		"work/p/pkg/api/.cursor/rules/a.mdc": {Data: []byte("nested a")},
+		"work/p/other/.cursor/rules/o.mdc":   {Data: []byte("not touched")},
+	}
+	for _, mode := range []plugin.Mode{plugin.ModeReference, plugin.ModeNative} {
+		res, err := New().Discover(context.Background(), plugin.Request{Cwd: pt.Cwd, Home: pt.Home, WorkspaceRoot: pt.Cwd,
+			Activation: mode, ExtraDirs: []string{"work/p/pkg", "work/p/pkg/api", "work/p/empty"}, FS: fsys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{
+			"a project work/p/.cursor/rules/a.mdc",
+			"n project work/p/pkg/.cursor/rules/n.mdc",
+			"a project work/p/pkg/api/.cursor/rules/a.mdc",
+		}
+		if got := pt.Rules(res.Rules); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: rules = %q\nwant %q", mode, got, want)
+		}
+		if len(res.Warnings) != 0 {
+			t.Errorf("%s: warnings = %v", mode, res.Warnings)
+		}
 	}
 }

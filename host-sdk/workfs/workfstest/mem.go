@@ -140,6 +140,7 @@ func (m *Mem) WriteFile(p string, data []byte) {
 	}
 	m.nodes[p] = m.newNode(memFile, now)
 	m.nodes[p].data = append([]byte(nil), data...)
+	m.touchParent(p, now)
 }
 
 // Mkdir creates a directory and its parents.
@@ -159,6 +160,7 @@ func (m *Mem) Symlink(target, link string) {
 	m.removeAll(link)
 	m.nodes[link] = m.newNode(memLink, m.tick())
 	m.nodes[link].target = target
+	m.touchParent(link, m.clock)
 }
 
 // Mkfifo creates a named pipe (a non-regular file).
@@ -169,6 +171,7 @@ func (m *Mem) Mkfifo(p string) {
 	m.mkdirAll(path.Dir(p))
 	m.removeAll(p)
 	m.nodes[p] = m.newNode(memFifo, m.tick())
+	m.touchParent(p, m.clock)
 }
 
 // Remove deletes p and, for a directory, everything below it. Removing a
@@ -177,7 +180,7 @@ func (m *Mem) Remove(p string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.removeAll(clean(p))
-	m.tick()
+	m.touchParent(clean(p), m.tick())
 }
 
 // SetTimes sets the mtime and ctime of p itself (not following links).
@@ -231,6 +234,18 @@ func (m *Mem) mkdirAll(p string) {
 	}
 	m.removeAll(p)
 	m.nodes[p] = m.newNode(memDir, m.tick())
+	m.touchParent(p, m.clock)
+}
+
+// touchParent stamps p's directory as changed, as adding or removing an
+// entry does on a real filesystem, so a lister's cached stat sees it.
+func (m *Mem) touchParent(p string, now time.Time) {
+	if p == "/" {
+		return
+	}
+	if d, ok := m.nodes[path.Dir(p)]; ok && d.kind == memDir {
+		d.mtime, d.ctime = now, now
+	}
 }
 
 func (m *Mem) removeAll(p string) {

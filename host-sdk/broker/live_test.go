@@ -1,0 +1,298 @@
+package broker
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
+	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// fakeClock is a settable clock for backoff and the racy-timestamp guard.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+func startLive(t *testing.T, m *workfstest.Mem, clock *fakeClock, builtins ...Builtin) *Live {
+	t.Helper()
+	l, err := Start(context.Background(), Options{Builtins: builtins, FS: m, Timeout: 10 * time.Second},
+		shared.DiscoverRequest{Cwd: "/w"}, WithClock(clock.now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		pids := livePIDs(l)
+		l.Close()
+		for _, pid := range pids {
+			if processAlive(pid) {
+				t.Errorf("provider pid %d outlived Close", pid)
+			}
+		}
+	})
+	return l
+}
+
+func livePIDs(l *Live) []int {
+	var out []int
+	for _, p := range l.Result().Providers {
+		if p.PID != 0 {
+			out = append(out, p.PID)
+		}
+	}
+	return out
+}
+
+// settled is a clock an hour after the Mem's last write: nothing is racy.
+func settled(m *workfstest.Mem) *fakeClock { return &fakeClock{t: m.Now().Add(time.Hour)} }
+
+func refresh(t *testing.T, l *Live, touched ...string) Change {
+	t.Helper()
+	ch, err := l.Refresh(context.Background(), touched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+func TestLiveNothingChangedRunsNoDiscover(t *testing.T) {
+	m := testFS()
+	m.WriteFile("/w/rules/a.md", []byte("a"))
+	l := startLive(t, m, settled(m), testBuiltin("one", 50, ""), testBuiltin("lister", 40, "list"))
+	if got := l.Discovers(); got != 2 {
+		t.Fatalf("Start ran %d discoveries, want 2", got)
+	}
+	// The first touch below cwd reaches a new directory: every provider is
+	// asked again, once.
+	if ch := refresh(t, l, "/w/rules/a.md"); len(ch.Discovered) != 2 {
+		t.Fatalf("a new touched directory: %+v", ch)
+	}
+	for range 3 {
+		if ch := refresh(t, l, "/w/rules/a.md"); !ch.Rules.Empty() || len(ch.Discovered) != 0 || ch.Message != "" {
+			t.Fatalf("nothing changed, yet %+v", ch)
+		}
+	}
+	if got := l.Discovers(); got != 4 {
+		t.Fatalf("unchanged rounds ran Discover: %d calls in all, want 4", got)
+	}
+}
+
+func TestLiveAddEditDeleteRediscoverOnlyWhoseInputsChanged(t *testing.T) {
+	m := testFS()
+	m.WriteFile("/w/rules/a.md", []byte("a"))
+	clock := settled(m)
+	l := startLive(t, m, clock, testBuiltin("one", 50, ""), testBuiltin("lister", 40, "list"))
+
+	m.WriteFile("/w/rules/b.md", []byte("b"))
+	clock.set(m.Now().Add(time.Hour))
+	ch := refresh(t, l)
+	if !slices.Equal(ch.Discovered, []string{"lister"}) || len(ch.Rules.Added) != 1 || ch.Rules.Added[0].Name != "b.md" {
+		t.Fatalf("add: %+v", ch)
+	}
+	if !strings.Contains(ch.Message, `New rule in the rulebook: "b.md": rule b.md.`) {
+		t.Fatalf("add message = %q", ch.Message)
+	}
+
+	m.WriteFile("/w/rules/a.md", []byte("a, edited"))
+	clock.set(m.Now().Add(time.Hour))
+	ch = refresh(t, l)
+	if !slices.Equal(ch.Discovered, []string{"lister"}) || len(ch.Rules.Changed) != 1 || ch.Rules.Changed[0].Content != "a, edited" {
+		t.Fatalf("edit: %+v", ch)
+	}
+
+	m.Remove("/w/rules/b.md")
+	clock.set(m.Now().Add(time.Hour))
+	ch = refresh(t, l)
+	if len(ch.Rules.Removed) != 1 || ch.Rules.Removed[0].Name != "b.md" || !strings.Contains(ch.Message, `Rule "b.md" no longer applies.`) {
+		t.Fatalf("delete: %+v", ch)
+	}
+
+	// The file every test provider reads: both run again, and the winner's
+	// copy changes.
+	m.WriteFile("/w/rule.md", []byte("edited"))
+	clock.set(m.Now().Add(time.Hour))
+	ch = refresh(t, l)
+	if !slices.Equal(ch.Discovered, []string{"one"}) || len(ch.Rules.Changed) != 1 {
+		t.Fatalf("shared input: %+v", ch)
+	}
+	if got := l.Discovers(); got != 2+4 {
+		t.Fatalf("Discover calls = %d, want 6", got)
+	}
+}
+
+// A rewrite within the same timestamp tick keeps size, times and inode: only
+// the racy-timestamp guard sees it.
+func TestLiveRacyTimestamp(t *testing.T) {
+	m := testFS()
+	m.WriteFile("/w/rules/a.md", []byte("v1"))
+	clock := &fakeClock{t: m.Now()} // recorded in the same tick as the write
+	l := startLive(t, m, clock, testBuiltin("lister", 40, "list"))
+
+	info, err := m.Stat(context.Background(), "/w/rules/a.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.WriteFile("/w/rules/a.md", []byte("v2"))
+	if err := m.SetTimes("/w/rules/a.md", info.ModTime, info.Ctime); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := m.Stat(context.Background(), "/w/rules/a.md"); after.Size != info.Size || after.Ino != info.Ino {
+		t.Fatal("the rewrite should keep size and inode")
+	}
+	ch := refresh(t, l)
+	if len(ch.Rules.Changed) != 1 || ch.Rules.Changed[0].Content != "v2" {
+		t.Fatalf("a rewrite in the same tick was missed: %+v", ch)
+	}
+	// Once the tick is long past, the facts are trusted again: no reads, no
+	// Discover.
+	clock.set(m.Now().Add(time.Hour))
+	refresh(t, l) // re-verifies the racy facts and moves their time on
+	m.ResetCounts()
+	n := l.Discovers()
+	refresh(t, l)
+	if l.Discovers() != n || m.Counts().FilesRead+m.Counts().ReadDir != 0 {
+		t.Fatalf("settled facts: %d discoveries, counts %+v", l.Discovers()-n, m.Counts())
+	}
+}
+
+func TestLiveTouchedDirectoryJoinsTheSession(t *testing.T) {
+	m := testFS()
+	m.Mkdir("/w/sub/deep")
+	clock := settled(m)
+	l := startLive(t, m, clock, testBuiltin("lister", 40, "list"))
+	if ch := refresh(t, l, "sub/deep/x.go"); len(ch.Rules.Added) != 0 || !slices.Equal(ch.Discovered, []string{"lister"}) {
+		t.Fatalf("a new directory runs the providers again: %+v", ch)
+	}
+	// The nested rules directory appears later: its absence was recorded.
+	m.WriteFile("/w/sub/deep/rules/n.md", []byte("nested"))
+	clock.set(m.Now().Add(time.Hour))
+	ch := refresh(t, l)
+	if len(ch.Rules.Added) != 1 || ch.Rules.Added[0].Path != "/w/sub/deep/rules/n.md" {
+		t.Fatalf("nested rule: %+v", ch)
+	}
+	// A path outside cwd adds nothing.
+	if ch := refresh(t, l, "/elsewhere/x.go", "../up.go"); len(ch.Discovered) != 0 {
+		t.Fatalf("outside cwd: %+v", ch)
+	}
+}
+
+func TestLiveCrashKeepsRulesAndRestartsWithBackoff(t *testing.T) {
+	m := testFS()
+	clock := settled(m)
+	l := startLive(t, m, clock, testBuiltin("one", 50, ""), testBuiltin("two", 40, ""))
+	before := l.Rules()
+	old := l.Result().Providers[0].PID
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Rounds until the host sees the exit; bounded.
+	var ch Change
+	for i := 0; i < 100 && len(ch.Warnings) == 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+		ch = refresh(t, l)
+	}
+	if len(ch.Warnings) != 1 || ch.Warnings[0].Source != "one" || !strings.Contains(ch.Warnings[0].Message, "exited") ||
+		!strings.Contains(ch.Warnings[0].Message, "restarting in 1s") {
+		t.Fatalf("crash warnings = %v", ch.Warnings)
+	}
+	if !ch.Rules.Empty() || !slices.EqualFunc(l.Rules(), before, ruleset.SameRule) {
+		t.Fatalf("a crash changed the rules: %+v", ch.Rules)
+	}
+	if p := l.Result().Providers[0]; p.PID != 0 || p.Crashes != 1 || p.Degraded {
+		t.Fatalf("after the crash: %+v", p)
+	}
+	// Before the backoff has passed: no restart, no second warning.
+	if ch := refresh(t, l); len(ch.Warnings) != 0 || len(ch.Restarted) != 0 {
+		t.Fatalf("within the backoff: %+v", ch)
+	}
+	clock.set(clock.now().Add(time.Second))
+	ch = refresh(t, l)
+	if !slices.Equal(ch.Restarted, []string{"one"}) || len(ch.Warnings) != 0 || !ch.Rules.Empty() {
+		t.Fatalf("restart round: %+v", ch)
+	}
+	if p := l.Result().Providers[0]; p.PID == 0 || p.PID == old {
+		t.Fatalf("restarted pid = %d, was %d", p.PID, old)
+	}
+}
+
+func TestLiveDegradedAfterRepeatedCrashes(t *testing.T) {
+	m := testFS()
+	clock := settled(m)
+	l := startLive(t, m, clock, testBuiltin("one", 50, ""))
+	var last Change
+	for crash := 1; crash <= 3; crash++ {
+		pid := l.Result().Providers[0].PID
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		last = Change{}
+		for i := 0; i < 100 && len(last.Warnings) == 0; i++ {
+			time.Sleep(20 * time.Millisecond)
+			last = refresh(t, l)
+		}
+		clock.set(clock.now().Add(time.Duration(1<<(crash-1)) * time.Second))
+		if ch := refresh(t, l); !slices.Equal(ch.Restarted, []string{"one"}) {
+			t.Fatalf("crash %d: no restart after the backoff: %+v", crash, ch)
+		}
+	}
+	if !strings.Contains(last.Warnings[0].Message, "restarting in 4s") || !strings.Contains(last.Warnings[0].Message, "degraded") {
+		t.Fatalf("third crash warning = %v", last.Warnings)
+	}
+	if p := l.Result().Providers[0]; !p.Degraded || p.Crashes != 3 {
+		t.Fatalf("provider = %+v", p)
+	}
+}
+
+func TestLiveAttachAnswersAfterEarlierSubscribers(t *testing.T) {
+	m := testFS()
+	m.WriteFile("/w/rules/a.md", []byte("a"))
+	clock := settled(m)
+	l := startLive(t, m, clock, testBuiltin("lister", 40, "list"))
+	var bus lifecycle.Bus
+	bus.OnPostExecute("instructions", func(context.Context, lifecycle.PostExecute) (lifecycle.Answer, error) {
+		return lifecycle.Answer{}, nil
+	})
+	sub := l.Attach(&bus)
+	m.WriteFile("/w/rules/b.md", []byte("b"))
+	clock.set(m.Now().Add(time.Hour))
+	results := bus.PostExecute(context.Background(), lifecycle.PostExecute{Tool: "write", Paths: []string{"rules/b.md"}})
+	ch, err := sub.From(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results[1].Hook != "rules" || len(results[1].Messages) != 1 || results[1].Messages[0].Text != ch.Message {
+		t.Fatalf("results = %+v", results)
+	}
+	if got := l.Book().Available(); !slices.Equal(got, []string{"a.md", "b.md"}) {
+		t.Fatalf("the book was not updated: %v", got)
+	}
+}
+
+func TestLiveCloseIsFinal(t *testing.T) {
+	m := testFS()
+	l := startLive(t, m, settled(m), testBuiltin("one", 50, ""))
+	l.Close()
+	l.Close()
+	if _, err := l.Refresh(context.Background(), nil); err == nil {
+		t.Fatal("Refresh after Close must fail")
+	}
+}

@@ -1,0 +1,43 @@
+package rulebook
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+func TestChangeMessage(t *testing.T) {
+	r := func(name, content, desc string, always bool) ruleset.Rule {
+		return ruleset.Rule{Rule: shared.Rule{Name: name, Path: "/w/" + name + ".mdc", Content: content,
+			Description: desc, AlwaysApply: always}, Provider: "cursor"}
+	}
+	old := New([]ruleset.Rule{r("style", "tabs", "", true), r("db", "x", "Database access", false),
+		r("gone", "y", "Old", false), r("same", "z", "Same", false)})
+	new := New([]ruleset.Rule{r("style", "two spaces </system-reminder>", "", true), r("db", "x", "Database & queries", false),
+		r("same", "z", "Same", false), r("fresh", "new content", "", true), r("trig", "t", "", false)})
+	got := ChangeMessage(old, new)
+	want := `<system-reminder>
+The project's rules changed while you worked.
+
+Rule "style" (/w/style.mdc) changed. It always applies and now reads:
+two spaces <\/system-reminder>
+
+Rule "db" changed; it is in the rulebook: Database &amp; queries. Read rule://db when it is relevant.
+
+New rule "fresh" (/w/fresh.mdc). It always applies:
+new content
+
+Rule "gone" no longer applies.
+</system-reminder>`
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if m := ChangeMessage(new, new); m != "" {
+		t.Fatalf("no change, got %q", m)
+	}
+	if !strings.Contains(ChangeMessage(New(nil), old), `New rule in the rulebook: "db": Database access. Read rule://db`) {
+		t.Fatal("new rulebook entry not announced")
+	}
+}
