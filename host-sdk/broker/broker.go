@@ -77,12 +77,12 @@ type Provider struct {
 	SHA256 string
 	// Sandbox is how the process was confined: "landlock vN" or
 	// "none: <why>"; empty when it was not started.
-	Sandbox         string
-	PID             int
-	Rules           int      // rules it contributed, shadowed included
-	Reads           []string // every path it asked the host about
-	Refused         []string // the paths among them the host's policy refused
-	Err             error    // why it contributed nothing, if it failed
+	Sandbox string
+	PID     int
+	Rules   int      // rules it contributed, shadowed included
+	Reads   []string // every path it asked the host about
+	Refused []string // the paths among them the host's policy refused
+	Err     error    // why it contributed nothing, if it failed
 	// Crashes counts the times a live broker's provider process died or got
 	// stuck; Degraded says it keeps doing so (it is still restarted, with
 	// backoff, and its last rules stay loaded).
