@@ -180,10 +180,13 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, startError(ctx, st.err)
 	}
 	c.mu.Lock()
-	if c.runner != nil {
-		c.PID = c.runner.pid
-	}
+	r := c.runner
 	c.mu.Unlock()
+	if r != nil {
+		r.mu.Lock()
+		c.PID = r.pid
+		r.mu.Unlock()
+	}
 	raw, err := st.rpc.Dispense(shared.PluginName)
 	if err != nil {
 		c.Kill()

@@ -34,7 +34,11 @@ type procRunner struct {
 	childErr       *os.File
 	closeOnce      sync.Once
 	killOnce       sync.Once
-	pid            int
+
+	mu     sync.Mutex // guards proc and killed: Kill may come from another goroutine mid-Start
+	proc   *os.Process
+	pid    int
+	killed bool
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -67,14 +71,24 @@ func (r *procRunner) Start(context.Context) error {
 		r.closePipes()
 		return err
 	}
-	r.pid = r.cmd.Process.Pid
+	r.mu.Lock()
+	r.proc, r.pid = r.cmd.Process, r.cmd.Process.Pid
+	killed := r.killed
+	r.mu.Unlock()
+	if killed {
+		// Kill came while the process was being started.
+		killGroup(r.proc)
+	}
 	return nil
 }
 
 // Wait waits for the provider process only: its stdout and stderr are plain
 // files, so there is no copying goroutine for a stray child to hold up.
 func (r *procRunner) Wait(context.Context) error {
-	if r.cmd.Process == nil {
+	r.mu.Lock()
+	started := r.proc != nil
+	r.mu.Unlock()
+	if !started {
 		return nil
 	}
 	return r.cmd.Wait()
@@ -84,8 +98,12 @@ func (r *procRunner) Wait(context.Context) error {
 // short grace to drain before closing the host's ends of them.
 func (r *procRunner) Kill(context.Context) error {
 	r.killOnce.Do(func() {
-		if r.cmd.Process != nil {
-			killGroup(r.cmd.Process)
+		r.mu.Lock()
+		r.killed = true
+		p := r.proc
+		r.mu.Unlock()
+		if p != nil {
+			killGroup(p)
 		}
 		time.AfterFunc(pipeGrace, r.closePipes)
 	})
@@ -103,6 +121,8 @@ func (r *procRunner) Stdout() io.ReadCloser { return r.stdout }
 func (r *procRunner) Stderr() io.ReadCloser { return r.stderr }
 func (r *procRunner) Name() string          { return r.cmd.Path }
 func (r *procRunner) ID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.pid == 0 {
 		return ""
 	}
