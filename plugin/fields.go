@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rulebroker/rulebroker/plugin/frontmatter"
@@ -176,6 +177,62 @@ func show(v any) string {
 // Every problem comes back as a warning naming the file; the rule is still
 // returned, even for an empty file (the spec loads it), so the user sees it.
 func ParseRule(f File, level Level) (Rule, []Warning) {
+	rf := ParseRuleFile(f, level)
+	return rf.Rule, rf.Warnings
+}
+
+// RuleFile is one rule file parsed for a provider that reads more of its
+// frontmatter than the fields every provider shares (Windsurf's trigger,
+// Cline's paths), to decide the rule's Activation.
+type RuleFile struct {
+	Rule Rule
+	// Frontmatter says the file opened with a frontmatter block.
+	Frontmatter bool
+	// Warnings are ParseRule's, plus one for each value of the wrong type
+	// read through String or Globs.
+	Warnings []Warning
+	meta     *fields
+	path     string
+}
+
+// ParseRuleFile parses f as ParseRule does and keeps the frontmatter for the
+// provider's own keys. keys lists the extra keys the provider reads itself:
+// "trigger" among them leaves out ParseRule's warning that Windsurf's
+// trigger is not read.
+func ParseRuleFile(f File, level Level, keys ...string) RuleFile {
+	r, fm, meta, warnings := parseRule(f, level, keys)
+	return RuleFile{Rule: r, Frontmatter: fm, Warnings: warnings, meta: meta, path: f.Path}
+}
+
+// Has reports whether the frontmatter sets key to a value other than null.
+func (rf *RuleFile) Has(key string) bool {
+	return rf.meta != nil && rf.meta.Meta[key] != nil
+}
+
+// String returns the string value of key; a value of another type is a
+// warning and counts as absent.
+func (rf *RuleFile) String(key string) (string, bool) {
+	s, ok := rf.meta.String(key)
+	rf.flush()
+	return s, ok
+}
+
+// Globs returns the globs under key as ParseRule reads `globs`: a list of
+// strings, or one string split on the commas outside braces.
+func (rf *RuleFile) Globs(key string) []string {
+	g := rf.meta.Globs(key)
+	rf.flush()
+	return g
+}
+
+func (rf *RuleFile) flush() {
+	for _, p := range rf.meta.Problems {
+		rf.Warnings = append(rf.Warnings, Warning{Path: rf.path, Message: p})
+	}
+	rf.meta.Problems = nil
+}
+
+func parseRule(f File, level Level, keys []string) (Rule, bool, *fields, []Warning) {
 	doc := frontmatter.Parse(f.Data)
 	meta := newFields(doc.Meta)
 	r := Rule{
@@ -204,7 +261,8 @@ func ParseRule(f File, level Level) (Rule, []Warning) {
 	default:
 		warn("empty rule file")
 	}
-	if t, ok := doc.Meta["trigger"]; ok {
+	meta.Problems = nil
+	if t, ok := doc.Meta["trigger"]; ok && !slices.Contains(keys, "trigger") {
 		// Windsurf's activation field, found in Windsurf rules and in Cursor
 		// rules copied from them. The reference pipeline does not read it;
 		// say so rather than ignore it silently, and say when that leaves the
@@ -215,5 +273,5 @@ func ParseRule(f File, level Level) (Rule, []Warning) {
 		}
 		warn(msg)
 	}
-	return r, warnings
+	return r, doc.HasFrontmatter, meta, warnings
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/rulebook"
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 // hostBook is the classified rule set with everything the host should show:
@@ -14,8 +15,8 @@ type hostBook struct {
 	notes    []string
 }
 
-func newBook(res broker.Result) hostBook {
-	b := rulebook.New(res.Active())
+func newBook(cfg *config, res broker.Result) hostBook {
+	b := rulebook.New(res.Active(), rulebook.WithActivation(cfg.activation))
 	hb := hostBook{Book: b, warnings: append(append([]diag.Warning(nil), res.Warnings...), b.Warnings()...)}
 	for _, n := range b.Notes() {
 		hb.notes = append(hb.notes, n.String())
@@ -26,4 +27,19 @@ func newBook(res broker.Result) hostBook {
 func (b hostBook) classOf(name string) string {
 	c, _ := b.Class(name)
 	return string(c)
+}
+
+// activationOf is the activation and its source of the rule that won name,
+// in native mode; both are empty in reference mode, whose output has no
+// activation.
+func (b hostBook) activationOf(name string) (string, string) {
+	if b.Mode() != shared.ModeNative {
+		return "", ""
+	}
+	for _, e := range b.Entries() {
+		if e.Rule.Name == name {
+			return string(e.Activation), e.ActivationSource
+		}
+	}
+	return "", ""
 }

@@ -17,7 +17,7 @@ func cmdPrompt(ctx context.Context, cfg *config, args []string, _ io.Reader, std
 	if err != nil {
 		return err
 	}
-	book := newBook(res)
+	book := newBook(cfg, res)
 	prompt := book.SystemPrompt()
 	if cfg.json {
 		return writeJSON(stdout, struct {
@@ -39,7 +39,7 @@ func cmdRead(ctx context.Context, cfg *config, args []string, _ io.Reader, stdou
 	if err != nil {
 		return err
 	}
-	book := newBook(res)
+	book := newBook(cfg, res)
 	r, err := book.Resolve(args[0])
 	if err != nil {
 		var unknown *rulebook.UnknownRuleError
@@ -58,8 +58,9 @@ func cmdRead(ctx context.Context, cfg *config, args []string, _ io.Reader, stdou
 			Path        string `json:"path"`
 			ContentType string `json:"contentType"`
 			Class       string `json:"class"`
+			Activation  string `json:"activation,omitempty"` // native mode only
 			Content     string `json:"content"`
-		}{r.URL, r.Name, r.Path, r.ContentType, string(r.Class), r.Content})
+		}{r.URL, r.Name, r.Path, r.ContentType, string(r.Class), string(r.Activation), r.Content})
 	}
 	_, err = fmt.Fprintln(stdout, r.Content)
 	return err

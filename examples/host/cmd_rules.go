@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 type ruleJSON struct {
@@ -20,8 +22,13 @@ type ruleJSON struct {
 	AlwaysApply bool     `json:"alwaysApply"`
 	Condition   []string `json:"condition"`
 	Class       string   `json:"class"`
-	Shadowed    bool     `json:"shadowed"`
-	ShadowedBy  string   `json:"shadowedBy,omitempty"`
+	// Activation, its source and the glob base are in native mode only, so
+	// reference mode prints exactly what the reference pipeline's host did.
+	Activation       string `json:"activation,omitempty"`
+	ActivationSource string `json:"activationSource,omitempty"`
+	GlobBase         string `json:"globBase,omitempty"`
+	Shadowed         bool   `json:"shadowed"`
+	ShadowedBy       string `json:"shadowedBy,omitempty"`
 }
 
 type providerJSON struct {
@@ -68,18 +75,25 @@ func cmdRules(ctx context.Context, cfg *config, args []string, _ io.Reader, stdo
 	if err != nil {
 		return err
 	}
-	book := newBook(res)
+	book := newBook(cfg, res)
 	doc := rulesJSON{Rules: []ruleJSON{}, Providers: []providerJSON{}, Notes: nonNil(book.notes)}
+	native := cfg.activation == shared.ModeNative
 	for _, r := range res.Rules {
-		class := ""
+		class, activation, source := "", "", ""
 		if !r.Shadowed {
 			class = book.classOf(r.Name)
+			activation, source = book.activationOf(r.Name)
 		}
-		doc.Rules = append(doc.Rules, ruleJSON{
+		rj := ruleJSON{
 			Name: r.Name, Provider: r.Provider, Level: string(r.Level), Path: r.Path,
 			Description: r.Description, Globs: nonNil(r.Globs), AlwaysApply: r.AlwaysApply,
 			Condition: nonNil(r.Condition), Class: class, Shadowed: r.Shadowed, ShadowedBy: r.ShadowedBy,
-		})
+			Activation: activation, ActivationSource: source,
+		}
+		if native {
+			rj.GlobBase = r.GlobBase
+		}
+		doc.Rules = append(doc.Rules, rj)
 	}
 	doc.Providers = providerRows(res.Providers)
 	doc.Warnings = warningsJSON(book.warnings)
@@ -99,7 +113,13 @@ func nonNil(s []string) []string {
 
 func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 	fmt.Fprintf(w, "RULES (%d, in merge order)\n", len(doc.Rules))
-	t := newTable(w, "NAME", "CLASS", "PROVIDER", "LEVEL", "ALWAYS", "GLOBS", "CONDITION", "DESCRIPTION", "PATH")
+	native := cfg.activation == shared.ModeNative
+	header := []string{"NAME", "CLASS", "PROVIDER", "LEVEL", "ALWAYS", "GLOBS", "CONDITION", "DESCRIPTION", "PATH"}
+	if native {
+		// The table of reference mode stays exactly the reference host's.
+		header = slices.Insert(header, 2, "ACTIVATION")
+	}
+	t := newTable(w, header...)
 	for _, r := range doc.Rules {
 		class := r.Class
 		if r.Shadowed {
@@ -109,8 +129,12 @@ func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 		if r.AlwaysApply {
 			always = "yes"
 		}
-		t.row(r.Name, class, r.Provider, r.Level, always, strings.Join(r.Globs, " "),
-			strings.Join(r.Condition, " | "), clip(r.Description, 48), displayPath(cfg, r.Path))
+		cells := []string{r.Name, class, r.Provider, r.Level, always, strings.Join(r.Globs, " "),
+			strings.Join(r.Condition, " | "), clip(r.Description, 48), displayPath(cfg, r.Path)}
+		if native {
+			cells = slices.Insert(cells, 2, r.Activation)
+		}
+		t.row(cells...)
 	}
 	t.flush()
 

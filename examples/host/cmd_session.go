@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rulebroker/rulebroker/host-sdk/attach"
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/host-sdk/instructions"
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
 	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 // sessionEvent is one line of input.
@@ -33,6 +35,10 @@ type sessionOut struct {
 	Changes *[]instructions.Change `json:"changes,omitempty"` // present, maybe empty, when instructions could change
 	Message *instructions.Message  `json:"message,omitempty"`
 	Fired   *[]firedJSON           `json:"fired,omitempty"` // present, maybe empty, for a stream event
+	// Attached (native mode, tools/post-execute): the rules the touched
+	// paths attached, maybe none, and the one message that injects them.
+	Attached        *[]attach.Attached `json:"attached,omitempty"`
+	AttachedMessage *lifecycle.Message `json:"attachedMessage,omitempty"`
 	// Rules is how the rules changed after a tool call; Providers the
 	// provider processes (at the baseline and on a "providers" event).
 	Rules     *ruleChangesJSON      `json:"rules,omitempty"`
@@ -128,7 +134,7 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 	defer live.Close()
 	res := live.Result()
 	res.Warnings = append(res.Warnings, rootWarnings...)
-	book := newBook(res)
+	book := newBook(cfg, res)
 
 	rec, err := newReconciler(ctx, cfg)
 	if err != nil {
@@ -136,7 +142,17 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 	}
 	var bus lifecycle.Bus
 	instr := rec.Attach(&bus)
-	rules := live.Attach(&bus) // after the instructions: the model reads rule changes last
+	// Then the rules the same tool call attached (native mode only: the
+	// reference pipeline enforces no globs), then rule changes, last.
+	var attacher *attach.Attacher
+	var attached *lifecycle.Subscription[attach.Round]
+	if cfg.activation == shared.ModeNative {
+		// The attacher's glob warnings come with the first tool call it
+		// answers.
+		attacher, _ = attach.New(live.Book().Attached(), attach.Config{WorkspaceRoot: req.WorkspaceRoot, Cwd: cfg.cwd})
+		attached = attacher.Attach(&bus)
+	}
+	rules := live.Attach(&bus)
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -170,7 +186,13 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 			if len(line) == 0 {
 				continue
 			}
-			if err := enc.Encode(handleEvent(ctx, line, &bus, instr, rules, live, cfg.cwd)); err != nil {
+			out := handleEvent(ctx, line, &bus, instr, attached, rules, live, cfg.cwd)
+			if attacher != nil && out.Rules != nil && rulesChanged(out.Rules) {
+				// The next tool call attaches from the new rules; a rule whose
+				// content changed is injected again at its next match.
+				attacher.Update(live.Book().Attached())
+			}
+			if err := enc.Encode(out); err != nil {
 				return err
 			}
 		}
@@ -195,8 +217,13 @@ func readLines(r io.Reader) (<-chan []byte, <-chan error) {
 	return lines, errc
 }
 
+// rulesChanged reports whether a round changed the merged rules.
+func rulesChanged(r *ruleChangesJSON) bool {
+	return len(r.Added)+len(r.Removed)+len(r.Changed)+len(r.Shadowed)+len(r.Unshadowed) > 0
+}
+
 func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *lifecycle.Subscription[instructions.Round],
-	rules *lifecycle.Subscription[broker.Change], live *broker.Live, cwd string) sessionOut {
+	attached *lifecycle.Subscription[attach.Round], rules *lifecycle.Subscription[broker.Change], live *broker.Live, cwd string) sessionOut {
 	triggers := live.TTSR()
 	var ev sessionEvent
 	if err := json.Unmarshal(line, &ev); err != nil {
@@ -216,6 +243,17 @@ func handleEvent(ctx context.Context, line []byte, bus *lifecycle.Bus, instr *li
 		if round, err := instr.From(results); err == nil {
 			out.Changes, out.Message = nonNilChanges(round.Changes), round.Message
 			out.Warnings = append(out.Warnings, instructionWarnings(round.Warnings)...)
+		}
+		if attached != nil {
+			list := []attach.Attached{}
+			if round, err := attached.From(results); err == nil {
+				list = append(list, round.Attached...)
+				out.AttachedMessage = round.Message
+				for _, w := range round.Warnings {
+					out.Warnings = append(out.Warnings, w.String())
+				}
+			}
+			out.Attached = &list
 		}
 		if ch, err := rules.From(results); err == nil {
 			out.Rules = rulesOut(ch)

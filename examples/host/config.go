@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 // config is what the flags say, with paths made absolute.
@@ -27,6 +28,7 @@ type config struct {
 	locals       []string
 	rootMarkers  []string
 	budget       int
+	activation   shared.ActivationMode
 }
 
 type listFlag []string
@@ -83,6 +85,8 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 	fset.StringVar(&locals, "local-candidates", "AGENTS.local.md,CLAUDE.local.md", "local overlay candidates")
 	fset.Var(&markers, "root-marker", "workspace root marker (repeatable)")
 	fset.IntVar(&cfg.budget, "budget", 0, "instruction byte budget (0: the default)")
+	activation := string(shared.ModeNative)
+	fset.StringVar(&activation, "activation", activation, "native or reference")
 
 	var positional []string
 	for {
@@ -96,6 +100,13 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 		args = fset.Args()[1:]
 	}
 
+	switch m := shared.ActivationMode(activation); m {
+	case shared.ModeNative, shared.ModeReference:
+		cfg.activation = m
+	default:
+		fmt.Fprintf(stderr, "host: --activation %q: want native or reference\n", activation)
+		return nil, nil, fmt.Errorf("--activation %q: want native or reference", activation)
+	}
 	var err error
 	if cfg.cwd, err = filepath.Abs(cfg.cwd); err != nil {
 		return nil, nil, err

@@ -68,9 +68,18 @@ func TestCorpus(t *testing.T) {
 			cwd := filepath.Join(root, filepath.FromSlash(tc.sub))
 			home := t.TempDir()
 
+			// The exact reference behaviour, then the counts of native mode.
 			var rules corpusRulesDoc
-			runCorpusHost(t, "rules", cwd, home, &rules)
+			runCorpusHost(t, "rules", cwd, home, &rules, "--activation", "reference")
 			checkCorpusRules(t, tc, root, rows, rules)
+			if got := countActivations(t, rules); got != (activationCounts{}) {
+				t.Errorf("reference mode: rules carry an activation: %+v", got)
+			}
+			var native corpusRulesDoc
+			runCorpusHost(t, "rules", cwd, home, &native)
+			if got := countActivations(t, native); got != tc.native {
+				t.Errorf("native activation counts = %+v, want %+v", got, tc.native)
+			}
 
 			var instr corpusInstrDoc
 			runCorpusHost(t, "instructions", cwd, home, &instr)
@@ -104,16 +113,64 @@ type corpusCase struct {
 	// resolves to (relative to the root) when it is a symlink.
 	scopes   []string
 	resolved map[string]string
+	// native counts the activations of the rules that win their names under
+	// --activation native (the default).
+	native activationCounts
+}
+
+// activationCounts counts rules by activation. TTSR does not occur in the
+// corpus: no real file has a condition.
+type activationCounts struct{ always, attached, requested, manual, none int }
+
+// countActivations counts the winning rules' activations; a shadowed rule has
+// none. An unknown activation fails the test.
+func countActivations(t *testing.T, doc corpusRulesDoc) activationCounts {
+	t.Helper()
+	var c activationCounts
+	for _, r := range doc.Rules {
+		if r.Shadowed {
+			if r.Activation != "" {
+				t.Errorf("shadowed rule %s has activation %q", r.Path, r.Activation)
+			}
+			continue
+		}
+		switch r.Activation {
+		case "always":
+			c.always++
+		case "attached":
+			c.attached++
+		case "requested":
+			c.requested++
+		case "manual":
+			c.manual++
+		case "none":
+			c.none++
+			// What its own tool would apply is never none: only a rule with
+			// nothing in it is.
+			if r.ActivationSource != "it has no content" {
+				t.Errorf("rule %s is none: %s", r.Path, r.ActivationSource)
+			}
+		case "":
+		default:
+			t.Errorf("rule %s: activation %q", r.Path, r.Activation)
+		}
+		if r.Activation != "" && r.ActivationSource == "" {
+			t.Errorf("rule %s: activation %s without a source", r.Path, r.Activation)
+		}
+	}
+	return c
 }
 
 var corpusCases = []corpusCase{
 	{
 		// Legacy .cursorrules is not read (spec/002 §9.1), but the user is told.
 		repo:     "06T__CursorSetup",
+		native:   activationCounts{always: 1, attached: 0, requested: 0, manual: 0, none: 0},
 		warnings: []wantWarning{{"cursor", ".cursorrules", "legacy .cursorrules is not read"}},
 	},
 	{
-		repo: "0xduc98__wardrobe-react-native",
+		repo:   "0xduc98__wardrobe-react-native",
+		native: activationCounts{always: 2, attached: 0, requested: 0, manual: 0, none: 1},
 		rules: []wantRule{
 			{name: "flow_docs", provider: "cursor", path: ".cursor/rules/flow_docs.md", class: "none", globs: []string{}},
 		},
@@ -125,7 +182,8 @@ var corpusCases = []corpusCase{
 	{
 		// `---CLINE_RULES_START---` is not a frontmatter fence: one rule, no
 		// metadata, no frontmatter warning.
-		repo: "20181000103340__hikyuu",
+		repo:   "20181000103340__hikyuu",
+		native: activationCounts{always: 1, attached: 0, requested: 0, manual: 0, none: 0},
 		rules: []wantRule{
 			{name: "clinerules", provider: "cline", path: ".clinerules", class: "none", globs: []string{}},
 		},
@@ -133,7 +191,8 @@ var corpusCases = []corpusCase{
 	},
 	{
 		// .cursor/index.mdc is outside .cursor/rules: not a rule.
-		repo: "Common-ka__cursor-unity-rules",
+		repo:   "Common-ka__cursor-unity-rules",
+		native: activationCounts{always: 0, attached: 1, requested: 0, manual: 0, none: 1},
 		rules: []wantRule{
 			{name: "unity-architecture", provider: "cursor", path: ".cursor/rules/unity-architecture.mdc", class: "always", globs: []string{}},
 			{name: "unity-input", provider: "cursor", path: ".cursor/rules/unity-input.mdc", class: "rulebook",
@@ -149,7 +208,8 @@ var corpusCases = []corpusCase{
 		resolved: map[string]string{"./AGENTS.md": ".ai/rules/general.md"},
 	},
 	{
-		repo: "GSA__claspenv",
+		repo:   "GSA__claspenv",
+		native: activationCounts{always: 1, attached: 0, requested: 0, manual: 0, none: 0},
 		rules: []wantRule{
 			{name: "rules", provider: "cline", path: ".clinerules/rules.md", class: "none"},
 		},
@@ -160,7 +220,8 @@ var corpusCases = []corpusCase{
 		// The Windsurf `trigger:` key inside convex.mdc/frontend.mdc is not read,
 		// and a warning says so; the rules stay reachable through their
 		// description.
-		repo: "Jacksondr5__monorepo",
+		repo:   "Jacksondr5__monorepo",
+		native: activationCounts{always: 1, attached: 0, requested: 3, manual: 0, none: 0},
 		rules: []wantRule{
 			{name: "convex", provider: "cursor", path: ".cursor/rules/convex.mdc", class: "rulebook"},
 			{name: "frontend", provider: "cursor", path: ".cursor/rules/frontend.mdc", class: "rulebook"},
@@ -176,7 +237,8 @@ var corpusCases = []corpusCase{
 		scopes: []string{"./CLAUDE.md"},
 	},
 	{
-		repo: "alading-2__GodotCSharpECSStruct_Open",
+		repo:   "alading-2__GodotCSharpECSStruct_Open",
+		native: activationCounts{always: 1, attached: 0, requested: 0, manual: 0, none: 0},
 		rules: []wantRule{
 			{name: "windsurfrules", provider: "windsurf", path: ".windsurf/rules/windsurfrules.md", class: "none"},
 		},
@@ -187,8 +249,9 @@ var corpusCases = []corpusCase{
 	{
 		// The BOM file is .github/copilot-instructions.md, which no provider
 		// reads; placed in .cursor/rules it loads with no frontmatter warning.
-		repo:  "cap-js__ord",
-		extra: map[string]string{".cursor/rules/copilot-bom.md": ".github/copilot-instructions.md"},
+		repo:   "cap-js__ord",
+		native: activationCounts{always: 2, attached: 0, requested: 0, manual: 1, none: 0},
+		extra:  map[string]string{".cursor/rules/copilot-bom.md": ".github/copilot-instructions.md"},
 		rules: []wantRule{
 			{name: "copilot-bom", provider: "cursor", path: ".cursor/rules/copilot-bom.md", class: "none", globs: []string{}},
 			{name: "code-quality", provider: "cline", path: ".clinerules/code-quality.md", class: "none"},
@@ -198,7 +261,8 @@ var corpusCases = []corpusCase{
 	},
 	{
 		// .clinerules/hooks/README.md and .clinerules/workflows/ are not rules.
-		repo: "cline__cline",
+		repo:   "cline__cline",
+		native: activationCounts{always: 2, attached: 0, requested: 0, manual: 0, none: 0},
 		rules: []wantRule{
 			{name: "general", provider: "cline", path: ".clinerules/general.md", class: "none"},
 			{name: "sdk-migration", provider: "cline", path: ".clinerules/sdk-migration.md", class: "none"},
@@ -211,6 +275,7 @@ var corpusCases = []corpusCase{
 		// a cline location. sdk/AGENTS.md (Cursor frontmatter) is an
 		// instruction file, loaded as is.
 		repo: "cline__cline", sub: "sdk",
+		native: activationCounts{always: 1, attached: 0, requested: 0, manual: 0, none: 0},
 		rules: []wantRule{
 			{name: "general", provider: "cline", path: ".clinerules/general.md", class: "none"},
 			{name: "sdk-migration", provider: "cline", path: ".clinerules/sdk-migration.md", class: "none"},
@@ -221,7 +286,8 @@ var corpusCases = []corpusCase{
 	{repo: "google-gemini__gemini-cli"},
 	{repo: "google-gemini__gemini-cli", sub: "packages/cli"},
 	{
-		repo: "hubtype__botonic",
+		repo:   "hubtype__botonic",
+		native: activationCounts{always: 0, attached: 0, requested: 0, manual: 1, none: 0},
 		rules: []wantRule{
 			{name: "general", provider: "cursor", path: ".cursor/rules/general.md", class: "none"},
 		},
@@ -231,6 +297,7 @@ var corpusCases = []corpusCase{
 		// Cursor reads <cwd>/.cursor/rules only (spec/002 §2): from the package
 		// the root's general.md is not seen.
 		repo: "hubtype__botonic", sub: "packages/botonic-react",
+		native: activationCounts{always: 0, attached: 0, requested: 0, manual: 2, none: 0},
 		rules: []wantRule{
 			{name: "biome-config", provider: "cursor", path: "packages/botonic-react/.cursor/rules/biome-config.md", class: "none"},
 		},
@@ -256,7 +323,8 @@ var corpusCases = []corpusCase{
 	{repo: "sotayamashita__claude-code-statusline", scopes: []string{"./AGENTS.md", "./CLAUDE.md"}},
 	{repo: "tangle-network__dapp", scopes: []string{"./AGENTS.md", "./CLAUDE.md"}},
 	{
-		repo: "telepace__nexus",
+		repo:   "telepace__nexus",
+		native: activationCounts{always: 2, attached: 1, requested: 1, manual: 1, none: 0},
 		rules: []wantRule{
 			// YAML rejects `globs: *.md,*.mdx`; the line fallback still reads the globs.
 			{name: "documentation-pages", provider: "cursor", path: ".cursor/rules/documentation-pages.mdc", class: "none", globs: []string{"*.md", "*.mdx"}},
@@ -281,6 +349,7 @@ var corpusCases = []corpusCase{
 type corpusRulesDoc struct {
 	Rules []struct {
 		Name, Provider, Level, Path, Description, Class string
+		Activation, ActivationSource                    string
 		Globs                                           []string
 		AlwaysApply                                     bool
 		Shadowed                                        bool
@@ -434,11 +503,12 @@ func repoRoot() (string, error) {
 	}
 }
 
-func runCorpusHost(t *testing.T, cmdName, cwd, home string, doc any) {
+func runCorpusHost(t *testing.T, cmdName, cwd, home string, doc any, flags ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, hostBinary(t), cmdName, "--json", "--cwd", cwd, "--home", home)
+	args := append([]string{cmdName, "--json", "--cwd", cwd, "--home", home}, flags...)
+	cmd := exec.CommandContext(ctx, hostBinary(t), args...)
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); k != "RULEBROKER_PLUGIN_PATH" && k != "DSH_HOME" && k != "HOME" {

@@ -83,6 +83,7 @@ func brokerSetup(ctx context.Context, cfg *config) (broker.Options, shared.Disco
 		FS:            fsys,
 		Timeout:       cfg.timeout,
 		Priority:      cfg.priority,
+		Activation:    cfg.activation,
 	}, shared.DiscoverRequest{Cwd: cfg.cwd, Home: cfg.home, WorkspaceRoot: root}, warns, nil
 }
 

@@ -145,6 +145,8 @@ flags (all commands):
                          are confined to the workspace and the rule locations
   --allow-any-path       lift that confinement (pseudo-filesystems and
                          non-regular files stay unreadable)
+  --activation MODE      native (default): rules take effect as their own tool
+                         applies them; reference: the reference pipeline exactly
 flags (instructions, session):
   --candidates A,B       base instruction files (default AGENTS.md,CLAUDE.md)
   --local-candidates A,B local overlays (default AGENTS.local.md,CLAUDE.local.md)

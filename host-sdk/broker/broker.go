@@ -61,6 +61,11 @@ type Options struct {
 	Priority map[string]int
 	// Logger receives go-plugin's and the providers' logs; silent when nil.
 	Logger hclog.Logger
+	// Activation is the mode every provider is asked to read rules in
+	// (shared.ModeNative or shared.ModeReference); when set it overrides the
+	// request's, and empty leaves the request as it is. A live broker's
+	// rulebook is built in the same mode.
+	Activation shared.ActivationMode
 }
 
 // Provider describes one provider of a Load, whether it worked or not.
@@ -117,6 +122,9 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Activation != "" {
+		req.Activation = opts.Activation
 	}
 
 	var res Result

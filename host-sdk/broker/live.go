@@ -131,6 +131,9 @@ func Start(ctx context.Context, opts Options, req shared.DiscoverRequest, option
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
+	if opts.Activation != "" {
+		req.Activation = opts.Activation
+	}
 	l := &Live{opts: opts, req: req, extra: map[string]bool{}}
 	l.cfg.now = time.Now
 	for _, o := range options {
@@ -147,7 +150,7 @@ func Start(ctx context.Context, opts Options, req shared.DiscoverRequest, option
 		return nil, ctx.Err()
 	}
 	res := l.assemble()
-	book := rulebook.New(res.Active())
+	book := rulebook.New(res.Active(), rulebook.WithActivation(l.req.Activation))
 	l.result, l.book, l.triggers = res, book, book.NewTTSR(l.cfg.ttsr...)
 	return l, nil
 }
@@ -396,7 +399,7 @@ func (l *Live) Refresh(ctx context.Context, touched []string) (Change, error) {
 	ch.Rules = ruleset.DiffRules(l.result.Rules, res.Rules)
 	l.result = res
 	if !ch.Rules.Empty() {
-		book := rulebook.New(res.Active())
+		book := rulebook.New(res.Active(), rulebook.WithActivation(l.req.Activation))
 		ch.Message = rulebook.ChangeMessage(l.book, book)
 		l.book = book
 		l.triggers.Update(book.Triggers())

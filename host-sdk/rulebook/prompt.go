@@ -3,6 +3,8 @@ package rulebook
 import (
 	"strings"
 	"unicode"
+
+	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 )
 
 // rulesIntro is the text between the "# Rules" heading and the <rules> block.
@@ -36,7 +38,9 @@ const rulesIntro = "Read rule://<name> when working in a rule's matching domain.
 // rules; they are listed in merge order. A description has its white space
 // runs collapsed to one space, so each rule's entry keeps its line shape;
 // globs are trimmed, blank ones dropped, one <glob> line per glob, none when a
-// rule has no globs. Names, descriptions and globs are XML-escaped (& < > " ')
+// rule has no globs. In native mode the attached rules follow in a section of
+// their own (see attachedSection), and a requested rule is listed even
+// without a description. Names, descriptions and globs are XML-escaped (& < > " ')
 // so that rule text cannot close or forge a tag.
 func (b *Book) SystemPrompt() string {
 	var sections []string
@@ -68,10 +72,61 @@ func (b *Book) SystemPrompt() string {
 		s.WriteString("</rules>")
 		sections = append(sections, s.String())
 	}
+	if len(b.attached) > 0 {
+		sections = append(sections, attachedSection(b.attached))
+	}
 	if len(sections) == 0 {
 		return ""
 	}
 	return strings.Join(sections, "\n\n") + "\n"
+}
+
+// attachedIntro is the text between the "# Attached rules" heading and the
+// <attached-rules> block.
+const attachedIntro = "These rules are added to the conversation by themselves when a tool touches a file that one of their globs matches. " +
+	"Read rule://<name> to see one sooner."
+
+// attachedSection lists the attached rules (native mode) so the model knows
+// they exist before a file brings one in:
+//
+//	# Attached rules
+//
+//	These rules are added to the conversation by themselves when ...
+//
+//	<attached-rules>
+//	  <rule name="NAME">
+//	    <glob>GLOB</glob>
+//	    <description>DESCRIPTION</description>
+//	  </rule>
+//	</attached-rules>
+//
+// with the same escaping as the rulebook; a rule without a description has
+// no <description> line.
+func attachedSection(rules []ruleset.Rule) string {
+	var s strings.Builder
+	s.WriteString("# Attached rules\n\n")
+	s.WriteString(attachedIntro)
+	s.WriteString("\n\n<attached-rules>\n")
+	for _, r := range rules {
+		s.WriteString(`  <rule name="`)
+		s.WriteString(escapeXML(r.Name))
+		s.WriteString("\">\n")
+		for _, g := range r.Globs {
+			if g = strings.TrimSpace(g); g != "" {
+				s.WriteString("    <glob>")
+				s.WriteString(escapeXML(g))
+				s.WriteString("</glob>\n")
+			}
+		}
+		if d := strings.Join(strings.Fields(r.Description), " "); d != "" {
+			s.WriteString("    <description>")
+			s.WriteString(escapeXML(d))
+			s.WriteString("</description>\n")
+		}
+		s.WriteString("  </rule>\n")
+	}
+	s.WriteString("</attached-rules>")
+	return s.String()
 }
 
 // trimContent drops leading blank lines and trailing white space, keeping the

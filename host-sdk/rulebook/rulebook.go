@@ -12,6 +12,21 @@
 //   - always: otherwise, alwaysApply is true.
 //   - rulebook: otherwise, the description is not blank.
 //   - none: otherwise. The rule is unreachable, and a Note says so.
+//
+// Each rule also gets an Activation, how it reaches the model, and an
+// ActivationSource saying what decided it. In reference mode (the default)
+// the activation follows the class — always → always, rulebook → requested,
+// ttsr → ttsr, none → none, with sources such as "reference: alwaysApply" —
+// and the book behaves exactly as the reference pipeline. In native mode
+// (WithActivation(shared.ModeNative)) the activation is the one the
+// provider gave, as the rule's own tool applies it, except that a usable
+// condition still makes a stream trigger and a rule with no content is none;
+// from a provider that gives none it follows the class. Native mode then
+// puts always rules in the prompt, lists requested rules (and attached ones
+// with a description) in the # Rules section, lists attached rules in a
+// section of their own (a host attaches them when a touched file matches,
+// see package attach), notes why a rule is manual or none, and resolves
+// rule:// for every rule with content.
 package rulebook
 
 import (
@@ -23,6 +38,7 @@ import (
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 // Class is a rule's class.
@@ -35,37 +51,67 @@ const (
 	ClassNone     Class = "none"
 )
 
-// Entry is one input rule with its class.
+// Entry is one input rule with its class and activation.
 type Entry struct {
 	// Rule is the rule as given; for a TTSR rule, Rule.Condition still holds
 	// every pattern, bad ones included (see Book.TTSR for the usable ones).
 	Rule  ruleset.Rule
 	Class Class
+	// Activation is how the rule reaches the model in the book's mode, and
+	// ActivationSource what decided it (see the package comment).
+	Activation       shared.Activation
+	ActivationSource string
 }
 
 // Book is a classified rule set. It is immutable after New and so safe for
 // concurrent use.
 type Book struct {
+	mode     shared.ActivationMode
 	entries  []Entry
 	always   []ruleset.Rule
 	rulebook []ruleset.Rule
 	ttsr     []ruleset.Rule // Condition narrowed to the patterns that compile
+	attached []ruleset.Rule
+	manual   []ruleset.Rule
 	none     []ruleset.Rule
 	// triggers holds every condition compiled, once: NewTTSR builds its
 	// managers from it.
 	triggers *ttsr.Set
 	warnings []diag.Warning
 	notes    []diag.Warning
-	// byName resolves rule:// over rulebook then always-apply rules, the
-	// order the spec's handler lists them; the first rule with a name wins.
-	byName    map[string]ruleset.Rule
+	// byName resolves rule://: in reference mode over rulebook then
+	// always-apply rules, the order the spec's handler lists them; in native
+	// mode over every rule with content, in merge order. The first rule with
+	// a name wins.
+	byName    map[string]resolved
 	available []string
+}
+
+// resolved is a rule rule:// serves, with its entry's class and activation.
+type resolved struct {
+	rule       ruleset.Rule
+	class      Class
+	activation shared.Activation
+}
+
+// Option configures New.
+type Option func(*Book)
+
+// WithActivation sets the book's activation mode. shared.ModeReference (the
+// default) is the reference pipeline exactly; shared.ModeNative applies each
+// rule the way its tool does (see the package comment).
+func WithActivation(mode shared.ActivationMode) Option {
+	return func(b *Book) { b.mode = mode }
 }
 
 // New classifies rules, which are the broker's rules that won their names,
 // in merge order. Warnings name the provider each rule came from.
-func New(rules []ruleset.Rule) *Book {
-	b := &Book{byName: map[string]ruleset.Rule{}}
+func New(rules []ruleset.Rule, opts ...Option) *Book {
+	b := &Book{byName: map[string]resolved{}, mode: shared.ModeReference}
+	for _, o := range opts {
+		o(b)
+	}
+	native := b.mode == shared.ModeNative
 	// The compile warnings are not used as such: classify reports each
 	// rule's skipped patterns next to what became of the rule.
 	b.triggers, _ = ttsr.Compile(rules)
@@ -76,64 +122,155 @@ func New(rules []ruleset.Rule) *Book {
 			dups = append(dups, r)
 		}
 		seen[r.Name] = true
-		b.entries = append(b.entries, Entry{Rule: r, Class: b.classify(r, b.triggers.Rule(i))})
+		compiled := b.triggers.Rule(i)
+		e := Entry{Rule: r, Class: b.classify(r, compiled)}
+		if native {
+			e.Activation, e.ActivationSource = b.nativeActivation(r, e.Class)
+		} else {
+			e.Activation, e.ActivationSource = referenceActivation(e.Class)
+		}
+		b.entries = append(b.entries, e)
+		b.file(e, compiled.Rule)
 	}
-	for _, r := range b.rulebook {
-		b.index(r)
-	}
-	for _, r := range b.always {
-		b.index(r)
+	if native {
+		for _, e := range b.entries {
+			if strings.TrimSpace(e.Rule.Content) != "" {
+				b.index(e)
+			}
+		}
+	} else {
+		for _, e := range b.entries {
+			if e.Class == ClassRulebook {
+				b.index(e)
+			}
+		}
+		for _, e := range b.entries {
+			if e.Class == ClassAlways {
+				b.index(e)
+			}
+		}
 	}
 	slices.Sort(b.available)
 	// The broker removes shadowed rules, so a duplicate means a caller
-	// bypassed it; say which copy rule:// serves (rulebook before
-	// always-apply, which need not be the first copy).
+	// bypassed it; say which copy rule:// serves (in reference mode rulebook
+	// before always-apply, which need not be the first copy).
 	for _, r := range dups {
 		served := "none of them"
 		if s, ok := b.byName[r.Name]; ok {
-			served = "the one from " + s.Path
+			served = "the one from " + s.rule.Path
 		}
 		b.warnings = append(b.warnings, warn(r, fmt.Sprintf("rule %q is defined again; rule:// serves %s", r.Name, served)))
 	}
 	return b
 }
 
-func (b *Book) index(r ruleset.Rule) {
-	if _, dup := b.byName[r.Name]; dup || r.Name == "" {
+func (b *Book) index(e Entry) {
+	if _, dup := b.byName[e.Rule.Name]; dup || e.Rule.Name == "" {
 		return
 	}
-	b.byName[r.Name] = r
-	b.available = append(b.available, r.Name)
+	b.byName[e.Rule.Name] = resolved{rule: e.Rule, class: e.Class, activation: e.Activation}
+	b.available = append(b.available, e.Rule.Name)
 }
 
-// classify files r under its class and returns it; compiled is what
-// ttsr.Compile made of r's conditions.
+// file puts e in the lists its activation calls for, and notes the rules
+// nothing brings to the model. narrowed is the rule with only its usable
+// conditions.
+func (b *Book) file(e Entry, narrowed ruleset.Rule) {
+	r := e.Rule
+	switch e.Activation {
+	case shared.ActivationTTSR:
+		b.ttsr = append(b.ttsr, narrowed)
+	case shared.ActivationAlways:
+		b.always = append(b.always, r)
+	case shared.ActivationRequested:
+		b.rulebook = append(b.rulebook, r)
+	case shared.ActivationAttached:
+		b.attached = append(b.attached, r)
+		// The model may also ask for it before a file attaches it, when
+		// there is a description to judge it by.
+		if strings.TrimSpace(r.Description) != "" {
+			b.rulebook = append(b.rulebook, r)
+		}
+	case shared.ActivationManual:
+		b.manual = append(b.manual, r)
+		b.notes = append(b.notes, warn(r, fmt.Sprintf(
+			"rule %q is manual: only an explicit rule://%s brings it in (%s)", r.Name, r.Name, e.ActivationSource)))
+	default:
+		b.none = append(b.none, r)
+		why := e.ActivationSource
+		if b.mode != shared.ModeNative {
+			why = "it has no description, alwaysApply or condition"
+			if len(r.Condition) > 0 {
+				why = "none of its condition patterns compiles, and it has no description or alwaysApply"
+			}
+		}
+		b.notes = append(b.notes, warn(r, fmt.Sprintf("rule %q is unreachable: %s", r.Name, why)))
+	}
+}
+
+// classify returns r's class; compiled is what ttsr.Compile made of r's
+// conditions.
 func (b *Book) classify(r ruleset.Rule, compiled ttsr.Compiled) Class {
 	if len(r.Condition) > 0 {
 		b.warnings = append(b.warnings, compiled.Skipped...)
 		if compiled.Usable() {
-			b.ttsr = append(b.ttsr, compiled.Rule)
 			return ClassTTSR
 		}
 		b.warnings = append(b.warnings, warn(r, fmt.Sprintf(
 			"rule %q: no condition pattern compiles, so it is not a stream trigger; treating it as %s",
 			r.Name, fallbackClass(r))))
 	}
-	switch fallbackClass(r) {
+	return fallbackClass(r)
+}
+
+// referenceActivation is the activation a class gives in reference mode.
+func referenceActivation(c Class) (shared.Activation, string) {
+	switch c {
+	case ClassTTSR:
+		return shared.ActivationTTSR, "reference: condition"
 	case ClassAlways:
-		b.always = append(b.always, r)
-		return ClassAlways
+		return shared.ActivationAlways, "reference: alwaysApply"
 	case ClassRulebook:
-		b.rulebook = append(b.rulebook, r)
-		return ClassRulebook
+		return shared.ActivationRequested, "reference: description"
 	}
-	b.none = append(b.none, r)
-	why := "it has no description, alwaysApply or condition"
-	if len(r.Condition) > 0 {
-		why = "none of its condition patterns compiles, and it has no description or alwaysApply"
+	return shared.ActivationNone, "reference: no description, alwaysApply or condition"
+}
+
+// nativeActivation is r's activation in native mode: a usable condition
+// makes a stream trigger whatever the provider said (as the class does);
+// otherwise the provider's activation, or, from a provider that gives none,
+// the reference one. A rule with no content has nothing to give the model.
+func (b *Book) nativeActivation(r ruleset.Rule, c Class) (shared.Activation, string) {
+	act, src := referenceActivation(c)
+	switch {
+	case c == ClassTTSR:
+		return shared.ActivationTTSR, "condition"
+	case r.Activation == "":
+	case validActivation(r.Activation):
+		act, src = r.Activation, r.ActivationSource
+		if src == "" {
+			src = r.Provider
+		}
+	default:
+		b.warnings = append(b.warnings, warn(r, fmt.Sprintf(
+			"rule %q: unknown activation %q; using %s from its fields", r.Name, r.Activation, act)))
 	}
-	b.notes = append(b.notes, warn(r, fmt.Sprintf("rule %q is unreachable: %s", r.Name, why)))
-	return ClassNone
+	if strings.TrimSpace(r.Content) == "" && act != shared.ActivationNone {
+		return shared.ActivationNone, "it has no content"
+	}
+	if act == shared.ActivationAttached && len(r.Globs) == 0 {
+		return shared.ActivationManual, src + ", but no globs"
+	}
+	return act, src
+}
+
+func validActivation(a shared.Activation) bool {
+	switch a {
+	case shared.ActivationAlways, shared.ActivationAttached, shared.ActivationRequested,
+		shared.ActivationManual, shared.ActivationTTSR, shared.ActivationNone:
+		return true
+	}
+	return false
 }
 
 // fallbackClass is r's class ignoring its conditions.
@@ -166,18 +303,33 @@ func (b *Book) Class(name string) (Class, bool) {
 	return "", false
 }
 
-// Always returns the always-apply rules in merge order.
+// Always returns the always-apply rules in merge order (in native mode, the
+// rules whose activation is always).
 func (b *Book) Always() []ruleset.Rule { return slices.Clone(b.always) }
 
-// Rulebook returns the rulebook rules in merge order.
+// Rulebook returns the rules listed by description in the prompt, in merge
+// order: the rulebook class in reference mode; requested rules and attached
+// ones with a description in native mode.
 func (b *Book) Rulebook() []ruleset.Rule { return slices.Clone(b.rulebook) }
 
 // TTSR returns the TTSR rules in merge order, each with Condition narrowed to
 // the patterns that compile.
 func (b *Book) TTSR() []ruleset.Rule { return slices.Clone(b.ttsr) }
 
-// Unclassified returns the rules in no class, in merge order.
+// Unclassified returns the rules nothing brings to the model (class none
+// in reference mode, activation none in native mode), in merge order.
 func (b *Book) Unclassified() []ruleset.Rule { return slices.Clone(b.none) }
+
+// Attached returns the rules a touched file attaches (native mode), in merge
+// order.
+func (b *Book) Attached() []ruleset.Rule { return slices.Clone(b.attached) }
+
+// Manual returns the rules only rule://NAME brings in (native mode), in merge
+// order.
+func (b *Book) Manual() []ruleset.Rule { return slices.Clone(b.manual) }
+
+// Mode is the book's activation mode.
+func (b *Book) Mode() shared.ActivationMode { return b.mode }
 
 // NewTTSR builds a TTSR manager over the TTSR rules from the patterns New
 // compiled, without compiling them again; call it once per session. Bad
@@ -203,7 +355,12 @@ type Resource struct {
 	Content     string // the rule's raw content (frontmatter removed)
 	ContentType string // always "text/markdown"
 	Path        string // the rule's source file
-	Class       Class  // ClassRulebook or ClassAlways
+	// Class is ClassRulebook or ClassAlways in reference mode; in native
+	// mode any rule with content is served, whatever its class.
+	Class Class
+	// Activation is the rule's activation in native mode; empty in
+	// reference mode.
+	Activation shared.Activation
 }
 
 // Scheme is the prefix of a rule URL.
@@ -235,8 +392,10 @@ func (e *UnknownRuleError) Error() string {
 // Is makes errors.Is(err, ErrUnknownRule) true.
 func (e *UnknownRuleError) Is(target error) bool { return target == ErrUnknownRule }
 
-// Resolve resolves rule://NAME by exact name over the rulebook and always-apply
-// rules. TTSR-only and unclassified rules are not reachable. The scheme is
+// Resolve resolves rule://NAME by exact name. In reference mode it reaches
+// the rulebook and always-apply rules only (TTSR-only and unclassified rules
+// are not reachable); in native mode every rule with content, as a user's
+// explicit mention of a rule would. The scheme is
 // matched without regard to case; the name is taken verbatim.
 func (b *Book) Resolve(url string) (Resource, error) {
 	if len(url) < len(Scheme) || !strings.EqualFold(url[:len(Scheme)], Scheme) {
@@ -246,13 +405,19 @@ func (b *Book) Resolve(url string) (Resource, error) {
 	if name == "" {
 		return Resource{}, ErrMissingName
 	}
-	r, ok := b.byName[name]
+	res, ok := b.byName[name]
 	if !ok {
 		return Resource{}, &UnknownRuleError{Name: name, Available: b.Available()}
 	}
-	class := ClassRulebook
-	if r.AlwaysApply {
-		class = ClassAlways
+	r := res.rule
+	out := Resource{URL: url, Name: r.Name, Content: r.Content, ContentType: "text/markdown", Path: r.Path}
+	if b.mode == shared.ModeNative {
+		out.Class, out.Activation = res.class, res.activation
+		return out, nil
 	}
-	return Resource{URL: url, Name: r.Name, Content: r.Content, ContentType: "text/markdown", Path: r.Path, Class: class}, nil
+	out.Class = ClassRulebook
+	if r.AlwaysApply {
+		out.Class = ClassAlways
+	}
+	return out, nil
 }

@@ -84,9 +84,9 @@ type Locations struct {
 //     (Cursor user rules), as trees, and Windsurf's single
 //     .codeium/windsurf/memories/global_rules.md, exactly;
 //   - DSHHome/AGENTS.md, exactly (the reconciler reads no other file there);
-//   - .clinerules in cwd and each of its ancestors up to "/", as trees,
-//     because Cline loads the nearest one, file or directory, wherever it
-//     is; the ancestors themselves stay closed.
+//   - .clinerules and .cline/rules in cwd and each of its ancestors up to
+//     "/", as trees, because Cline loads the nearest one, file or
+//     directory, wherever it is; the ancestors themselves stay closed.
 //
 // A host adds its own roots (an --allow-root flag) to the result.
 func DefaultRoots(l Locations) []Root {
@@ -106,6 +106,7 @@ func DefaultRoots(l Locations) []Root {
 	}
 	if l.Cwd != "" {
 		out = append(out, Tree(Ancestors(l.Cwd, ".clinerules")...)...)
+		out = append(out, Tree(Ancestors(l.Cwd, filepath.Join(".cline", "rules"))...)...)
 	}
 	return out
 }

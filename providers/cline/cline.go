@@ -33,7 +33,10 @@ func (provider) Discover(ctx context.Context, req plugin.Request) (plugin.Result
 	if req.Cwd == "" {
 		return res, nil
 	}
-	p, info, warning := nearest(ctx, req.FS, req.Cwd)
+	if req.Activation == plugin.ModeNative {
+		return discoverNative(ctx, req)
+	}
+	p, info, warning := nearest(ctx, req.FS, req.Cwd, ".clinerules")
 	if warning != nil {
 		res.Warnings = append(res.Warnings, *warning)
 	}
@@ -66,16 +69,22 @@ func (provider) Discover(ctx context.Context, req plugin.Request) (plugin.Result
 // .clinerules that exists (following symlinks). A path it cannot inspect
 // (permission, I/O) stops the search with a warning: a farther .clinerules
 // might not be the nearest one, so loading it would be a guess.
-func nearest(ctx context.Context, fsys fs.FS, cwd string) (string, fs.FileInfo, *plugin.Warning) {
+//
+// names are the rule locations looked for in each directory, in order; the
+// first found wins.
+func nearest(ctx context.Context, fsys fs.FS, cwd string, names ...string) (string, fs.FileInfo, *plugin.Warning) {
 	for dir := path.Clean(cwd); ctx.Err() == nil; dir = path.Dir(dir) {
-		p := path.Join(dir, ".clinerules")
-		info, err := fs.Stat(fsys, p)
-		switch {
-		case err == nil:
-			return p, info, nil
-		case !plugin.IsAbsent(err):
-			return "", nil, &plugin.Warning{Path: p, Message: "cannot inspect: " + plugin.ErrorCause(err) + "; .clinerules search stopped here"}
-		case dir == ".":
+		for _, name := range names {
+			p := path.Join(dir, name)
+			info, err := fs.Stat(fsys, p)
+			switch {
+			case err == nil:
+				return p, info, nil
+			case !plugin.IsAbsent(err):
+				return "", nil, &plugin.Warning{Path: p, Message: "cannot inspect: " + plugin.ErrorCause(err) + "; .clinerules search stopped here"}
+			}
+		}
+		if dir == "." {
 			return "", nil, nil
 		}
 	}

@@ -8,7 +8,8 @@
 // User rules come first, then project rules, each directory in file name
 // order; a rule is named after its file without the extension. The legacy
 // .cursorrules file is not read (spec §9.1); a warning says so when one is
-// there.
+// there. That is the reference mode; native mode (native.go) reads the rules
+// the way Cursor does.
 package cursor
 
 import (
@@ -31,6 +32,9 @@ func (provider) Info() plugin.Info {
 
 // Discover loads the user rules, then the project rules.
 func (provider) Discover(ctx context.Context, req plugin.Request) (plugin.Result, error) {
+	if req.Activation == plugin.ModeNative {
+		return discoverNative(ctx, req)
+	}
 	var res plugin.Result
 	var user string
 	if req.Home != "" {

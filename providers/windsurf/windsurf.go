@@ -6,7 +6,8 @@
 //
 // The user rule comes first, then the project rules in file name order. The
 // legacy .windsurfrules file is not read (spec §9.1); a warning says so when
-// one is there.
+// one is there. That is the reference mode; native mode (native.go) reads
+// the rules the way Windsurf does.
 package windsurf
 
 import (
@@ -32,6 +33,9 @@ func (provider) Info() plugin.Info {
 
 // Discover loads global_rules, then the project rules.
 func (provider) Discover(ctx context.Context, req plugin.Request) (plugin.Result, error) {
+	if req.Activation == plugin.ModeNative {
+		return discoverNative(ctx, req)
+	}
 	var res plugin.Result
 	if req.Home != "" {
 		files, warnings := plugin.LoadFiles(req.FS, []string{path.Join(req.Home, ".codeium/windsurf/memories/global_rules.md")})

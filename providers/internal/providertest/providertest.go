@@ -87,3 +87,66 @@ func OneRule(t *testing.T, p plugin.Provider, name, data string, want plugin.Rul
 		t.Errorf("warnings = %q\nwant       %q", got, warnings)
 	}
 }
+
+// Root is the workspace root above Cwd in the tests of nested rule folders.
+const Root = "work"
+
+// DiscoverMode runs p on fsys in the given activation mode, with the test
+// Home, the workspace root root and cwd, and fails the test on an error.
+func DiscoverMode(t *testing.T, p plugin.Provider, fsys fs.FS, mode plugin.Mode, root, cwd string) plugin.Result {
+	t.Helper()
+	res, err := p.Discover(context.Background(), plugin.Request{Cwd: cwd, Home: Home, WorkspaceRoot: root, Activation: mode, FS: fsys})
+	if err != nil {
+		t.Fatalf("Discover: %v", err)
+	}
+	return res
+}
+
+// Activations renders each rule as "name activation (source) base=GlobBase".
+func Activations(rules []plugin.Rule) []string {
+	out := []string{}
+	for _, r := range rules {
+		out = append(out, r.Name+" "+string(r.Activation)+" ("+r.ActivationSource+") base="+r.GlobBase)
+	}
+	return out
+}
+
+// Mapping is one row of a provider's activation table: a rule file's text
+// and the activation and source it gets in native mode. In reference mode
+// every row must give the rule exactly as before modes existed: no
+// activation, no source, no glob base.
+type Mapping struct {
+	Name, Data string
+	Activation plugin.Activation
+	Source     string
+}
+
+// CheckMappings runs each row with the rule file at file (a project rule
+// named "r" below Cwd) in both modes.
+func CheckMappings(t *testing.T, p plugin.Provider, file string, rows []Mapping) {
+	t.Helper()
+	for _, row := range rows {
+		t.Run(row.Name, func(t *testing.T) {
+			fsys := fstest.MapFS{file: {Data: []byte(row.Data)}}
+			ref := DiscoverMode(t, p, fsys, plugin.ModeReference, Cwd, Cwd)
+			nat := DiscoverMode(t, p, fsys, plugin.ModeNative, Cwd, Cwd)
+			if len(ref.Rules) != 1 || len(nat.Rules) != 1 {
+				t.Fatalf("rules: reference %q, native %q", Rules(ref.Rules), Rules(nat.Rules))
+			}
+			r, n := ref.Rules[0], nat.Rules[0]
+			if r.Activation != "" || r.ActivationSource != "" || r.GlobBase != "" {
+				t.Errorf("reference mode sets an activation: %q", Activations(ref.Rules))
+			}
+			if n.Activation != row.Activation || n.ActivationSource != row.Source {
+				t.Errorf("native = %s (%s), want %s (%s)", n.Activation, n.ActivationSource, row.Activation, row.Source)
+			}
+			// Native mode adds the activation and may read more keys; the
+			// shared fields are the same.
+			n.Activation, n.ActivationSource, n.GlobBase = "", "", ""
+			n.Globs, r.Globs = nil, nil
+			if !reflect.DeepEqual(n, r) {
+				t.Errorf("native rule %+v\nreference   %+v", n, r)
+			}
+		})
+	}
+}
