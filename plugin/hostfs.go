@@ -3,11 +3,14 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"sort"
 	"time"
 
+	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -101,34 +104,69 @@ func (h *hostFS) readFiles(names []string) []fileData {
 		}
 		index[abs(name)] = append(index[abs(name)], i)
 	}
-	if len(paths) == 0 {
-		return out
-	}
-	files, err := h.fs.ReadFiles(h.ctx, paths, h.cap)
-	got := make(map[string]bool, len(files))
-	for _, f := range files {
-		got[f.Path] = true
-		for _, i := range index[f.Path] {
-			out[i].Data = f.Data
-			if f.Err != nil {
-				out[i].Err = &fs.PathError{Op: "read", Path: out[i].Name, Err: f.Err}
+	for p, r := range h.readBatches(paths) {
+		for _, i := range index[p] {
+			out[i].Data = r.data
+			if r.err != nil {
+				out[i].Err = &fs.PathError{Op: "read", Path: out[i].Name, Err: r.err}
 			}
 		}
 	}
-	// A failed or short batch leaves some files unanswered: report each.
-	for p, idx := range index {
-		if got[p] {
-			continue
+	return out
+}
+
+type readResult struct {
+	data []byte
+	err  error
+}
+
+// readBatches reads paths (absolute, distinct) in as few calls as the wire
+// allows. A request names at most wire.BatchNameBytes of paths, so no number
+// of files or length of names makes it larger than the host accepts; a file
+// the host did not read because the call's budget was spent is asked for
+// again in the next call, which has a budget of its own. Every path gets a
+// result.
+func (h *hostFS) readBatches(paths []string) map[string]readResult {
+	got := make(map[string]readResult, len(paths))
+	for len(paths) > 0 {
+		n, size := 0, 0
+		for n < len(paths) && (n == 0 || size+len(paths[n]) <= wire.BatchNameBytes) {
+			size += len(paths[n])
+			n++
 		}
+		batch := paths[:n]
+		paths = paths[n:]
+		files, err := h.fs.ReadFiles(h.ctx, batch, h.cap)
+		var again []string
+		deferred := map[string]bool{}
+		for _, f := range files {
+			if errors.Is(f.Err, wire.ErrOverBudget) {
+				again = append(again, f.Path)
+				deferred[f.Path] = true
+				continue
+			}
+			got[f.Path] = readResult{data: f.Data, err: f.Err}
+		}
+		if len(again) > 0 && len(again) < len(batch) {
+			// Progress was made, so the next call reads at least one more.
+			paths = append(again, paths...)
+		} else {
+			for _, p := range again {
+				got[p] = readResult{err: fmt.Errorf("%w (and a call of its own made no progress)", wire.ErrOverBudget)}
+			}
+		}
+		// A failed or short batch leaves some files unanswered: report each.
 		cause := err
 		if cause == nil {
 			cause = io.ErrUnexpectedEOF
 		}
-		for _, i := range idx {
-			out[i].Err = &fs.PathError{Op: "read", Path: out[i].Name, Err: cause}
+		for _, p := range batch {
+			if _, ok := got[p]; !ok && !deferred[p] {
+				got[p] = readResult{err: cause}
+			}
 		}
 	}
-	return out
+	return got
 }
 
 func (h *hostFS) Open(name string) (fs.File, error) {

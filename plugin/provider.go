@@ -92,13 +92,19 @@ func (w Warning) String() string {
 	return w.Path + ": " + w.Message
 }
 
-// Info names a provider.
+// Info names a provider. The host refuses a provider whose Info breaks
+// these rules (Serve checks them first, so the host's warning says which).
 type Info struct {
-	Name    string // unique among the host's providers; it names the provider in warnings
+	// Name is unique among the host's providers and names the provider in
+	// warnings: it matches ^[a-z0-9][a-z0-9._-]{0,63}$, and a third party
+	// may not take a built-in provider's name unless the host allows it.
+	Name string
+	// Version is at most 64 bytes.
 	Version string
 	// Priority ranks the provider's rules in the host's merge: a higher
 	// priority wins a rule name. The built-ins use 100 (native), 50 (cursor,
-	// windsurf) and 40 (cline). A host may override it.
+	// windsurf) and 40 (cline). A host may override it. It lies within
+	// ±1,000,000.
 	Priority int
 }
 

@@ -33,7 +33,13 @@ type adapter struct{ p Provider }
 
 func (a adapter) Describe(context.Context) (shared.ProviderInfo, error) {
 	info := a.p.Info()
-	return shared.ProviderInfo{Name: info.Name, Version: info.Version, Priority: info.Priority}, nil
+	out := shared.ProviderInfo{Name: info.Name, Version: info.Version, Priority: info.Priority}
+	// Checked here so the author reads what is wrong in the host's warning,
+	// instead of a priority wrapped on its way through the protocol's int32.
+	if err := out.Check(); err != nil {
+		return shared.ProviderInfo{}, err
+	}
+	return out, nil
 }
 
 func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) (err error) {

@@ -320,3 +320,84 @@ func TestWireRequestAndActivationFields(t *testing.T) {
 		}
 	}
 }
+
+// TestWireBatchedReadOfManyFilesAndLongNames reads directories whose names
+// alone are larger than gRPC's 4 MiB default message cap (25,000 names of
+// 220 bytes): the SDK splits the batch so every request stays under the
+// host's request limit, and every file loads.
+func TestWireBatchedReadOfManyFilesAndLongNames(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		name string // a long or a short name part
+	}{
+		{60_000, "r"},
+		{25_000, strings.Repeat("long-name-", 20)},
+	} {
+		files := make(map[string]string, tc.n)
+		for i := range tc.n {
+			files[fmt.Sprintf("/w/rules/%s-%06d.md", tc.name, i)] = "x"
+		}
+		host := &mapHostFS{files: files}
+		var got sink
+		if err := dispense(t, probe{}).Discover(context.Background(), shared.DiscoverRequest{Cwd: "/w", Home: "/h", WorkspaceRoot: "/"}, host, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.rules) != tc.n {
+			t.Fatalf("%d files: got %d rules; first warnings %v", tc.n, len(got.rules), got.warnings[:min(3, len(got.warnings))])
+		}
+		if len(got.warnings) != 2 { // only the probe's own "nope" and "secret"
+			t.Fatalf("%d files: %d warnings, first %v", tc.n, len(got.warnings), got.warnings[:3])
+		}
+	}
+}
+
+// TestWireInvalidUTF8CostsOnlyItsFile: one Latin-1 byte in one rule file
+// would make gRPC refuse the whole stream; it is repaired instead, with a
+// warning naming the file, and the provider's other rules load.
+func TestWireInvalidUTF8CostsOnlyItsFile(t *testing.T) {
+	host := &mapHostFS{files: map[string]string{
+		"/w/rules/a.md": "alpha",
+		"/w/rules/b.md": "caf\xe9",
+		"/w/rules/c.md": "charlie",
+	}}
+	var got sink
+	if err := dispense(t, probe{}).Discover(context.Background(), shared.DiscoverRequest{Cwd: "/w", Home: "/h", WorkspaceRoot: "/"}, host, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.rules) != 3 || got.rules[1].Content != "caf\uFFFD" || got.rules[2].Content != "charlie" {
+		t.Fatalf("rules = %+v", got.rules)
+	}
+	var named bool
+	for _, w := range got.warnings {
+		named = named || w.Path == "/w/rules/b.md" && strings.Contains(w.Message, "content not valid UTF-8")
+	}
+	if !named {
+		t.Errorf("no warning names the file: %+v", got.warnings)
+	}
+}
+
+// TestDescribeRefusesWhatTheHostWould: the SDK checks a provider's Info
+// before it crosses the wire, so a priority cannot wrap in the int32.
+func TestDescribeRefusesWhatTheHostWould(t *testing.T) {
+	for info, want := range map[Info]string{
+		{Name: "ok", Priority: 1 << 31}:                "priority 2147483648 is out of range",
+		{Name: "ok", Priority: -1_000_001}:             "priority -1000001 is out of range",
+		{Name: "has space"}:                            `provider name "has space" is not valid`,
+		{Name: "ok", Version: strings.Repeat("v", 65)}: "version is 65 bytes long",
+		{Name: strings.Repeat("n", 65)}:                "is not valid",
+	} {
+		_, err := dispense(t, infoOnly{info}).Describe(context.Background())
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: err = %v, want %q", info, err, want)
+		}
+	}
+	info, err := dispense(t, infoOnly{Info{Name: "a0._-z", Version: strings.Repeat("v", 64), Priority: -1_000_000}}).Describe(context.Background())
+	if err != nil || info.Priority != -1_000_000 {
+		t.Errorf("valid info refused: %+v, %v", info, err)
+	}
+}
+
+type infoOnly struct{ info Info }
+
+func (p infoOnly) Info() Info                                      { return p.info }
+func (infoOnly) Discover(context.Context, Request) (Result, error) { return Result{}, nil }

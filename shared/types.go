@@ -13,7 +13,10 @@ package shared
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -106,6 +109,34 @@ type ProviderInfo struct {
 	Name     string
 	Version  string
 	Priority int // the provider's default; a host may override it
+}
+
+// The bounds of a valid ProviderInfo (see Check).
+const (
+	// MaxPriority bounds a priority either way: ±1,000,000 leaves room for
+	// any ranking a host needs and fits the protocol's int32 with margin.
+	MaxPriority = 1_000_000
+	// MaxVersionBytes bounds a version string.
+	MaxVersionBytes = 64
+)
+
+// providerName is what a provider may call itself: it names the provider in
+// warnings, tables and --priority flags, so no white space, no capitals, no
+// path separators, and short.
+var providerName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// Check reports what is wrong with a provider's self-description, or nil.
+// The plugin SDK checks before sending, and the host checks what it receives.
+func (i ProviderInfo) Check() error {
+	switch {
+	case !providerName.MatchString(i.Name):
+		return fmt.Errorf("provider name %s is not valid: it must match %s", strconv.Quote(i.Name), providerName)
+	case i.Priority < -MaxPriority || i.Priority > MaxPriority:
+		return fmt.Errorf("priority %d is out of range (-%d to %d)", i.Priority, MaxPriority, MaxPriority)
+	case len(i.Version) > MaxVersionBytes:
+		return fmt.Errorf("version is %d bytes long, over the limit of %d", len(i.Version), MaxVersionBytes)
+	}
+	return nil
 }
 
 // DiscoverRequest tells a provider where to look. All paths are absolute.

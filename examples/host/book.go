@@ -13,11 +13,21 @@ type hostBook struct {
 	*rulebook.Book
 	warnings []diag.Warning
 	notes    []string
+	// byName is the entry of the first rule of each name: the tables look
+	// up every rule, and a scan per rule made listing n rules cost n².
+	byName map[string]rulebook.Entry
 }
 
 func newBook(cfg *config, res broker.Result) hostBook {
 	b := rulebook.New(res.Active(), rulebook.WithActivation(cfg.activation))
 	hb := hostBook{Book: b, warnings: append(append([]diag.Warning(nil), res.Warnings...), b.Warnings()...)}
+	entries := b.Entries()
+	hb.byName = make(map[string]rulebook.Entry, len(entries))
+	for _, e := range entries {
+		if _, ok := hb.byName[e.Rule.Name]; !ok {
+			hb.byName[e.Rule.Name] = e
+		}
+	}
 	for _, n := range b.Notes() {
 		hb.notes = append(hb.notes, n.String())
 	}
@@ -36,10 +46,8 @@ func (b hostBook) activationOf(name string) (string, string) {
 	if b.Mode() != shared.ModeNative {
 		return "", ""
 	}
-	for _, e := range b.Entries() {
-		if e.Rule.Name == name {
-			return string(e.Activation), e.ActivationSource
-		}
+	if e, ok := b.byName[name]; ok {
+		return string(e.Activation), e.ActivationSource
 	}
 	return "", ""
 }

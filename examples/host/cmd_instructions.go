@@ -54,7 +54,7 @@ func cmdInstructions(ctx context.Context, cfg *config, args []string, _ io.Reade
 	if cfg.json {
 		return writeJSON(stdout, doc)
 	}
-	fmt.Fprintf(stdout, "WORKSPACE ROOT %s\n\nSCOPES (%d)\n", doc.Root, len(doc.Scopes))
+	fmt.Fprintf(stdout, "WORKSPACE ROOT %s\n\nSCOPES (%d)\n", printable(doc.Root), len(doc.Scopes))
 	t := newTable(stdout, "DIR", "CANDIDATE", "PATH", "RESOLVED", "DIGEST", "TRIMMED")
 	for _, s := range doc.Scopes {
 		t.row(s.Dir, s.Candidate, displayPath(cfg, s.Path), displayPath(cfg, s.ResolvedPath), short(s.Digest), short(s.TrimmedDigest))
@@ -66,7 +66,7 @@ func cmdInstructions(ctx context.Context, cfg *config, args []string, _ io.Reade
 	if len(doc.Warnings) > 0 {
 		fmt.Fprintf(stdout, "\nWARNINGS (%d)\n", len(doc.Warnings))
 		for _, w := range doc.Warnings {
-			fmt.Fprintf(stdout, "  %s\n", w)
+			fmt.Fprintf(stdout, "  %s\n", printable(w))
 		}
 	}
 	return nil

@@ -43,6 +43,7 @@ type providerJSON struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	PID     int    `json:"pid"`
 	Rules   int    `json:"rules"`
+	Partial string `json:"partial,omitempty"`
 	Error   string `json:"error,omitempty"`
 }
 
@@ -51,7 +52,7 @@ func providerRows(ps []broker.Provider) []providerJSON {
 	for _, p := range ps {
 		pj := providerJSON{Name: p.Name, Priority: p.Priority, DefaultPriority: p.DefaultPriority,
 			Version: p.Version, Origin: p.Origin, Status: p.Status, SHA256: p.SHA256, Sandbox: p.Sandbox,
-			PID: p.PID, Rules: p.Rules}
+			PID: p.PID, Rules: p.Rules, Partial: p.Partial}
 		if p.Err != nil {
 			pj.Error = p.Err.Error()
 		}
@@ -146,8 +147,11 @@ func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 			prio = fmt.Sprintf("%d (default %d)", p.Priority, p.DefaultPriority)
 		}
 		status := "ok"
-		if p.Error != "" {
+		switch {
+		case p.Error != "":
 			status, prio = "failed", ""
+		case p.Partial != "":
+			status = "partial" // the warnings say why
 		}
 		if p.Status == broker.StatusRefused {
 			status = "not started"
@@ -159,7 +163,7 @@ func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 	if len(doc.Notes) > 0 {
 		fmt.Fprintf(w, "\nNOTES (%d)\n", len(doc.Notes))
 		for _, n := range doc.Notes {
-			fmt.Fprintf(w, "  %s\n", n)
+			fmt.Fprintf(w, "  %s\n", printable(n))
 		}
 	}
 	printWarnings(w, doc.Warnings)

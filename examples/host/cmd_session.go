@@ -83,6 +83,7 @@ type sessionProviderJSON struct {
 	Crashes  int    `json:"crashes"`
 	Degraded bool   `json:"degraded"`
 	Rules    int    `json:"rules"`
+	Partial  string `json:"partial,omitempty"` // the cap it reached, or a failed read
 }
 
 func refs(rules []ruleset.Rule) []ruleRef {
@@ -96,7 +97,7 @@ func refs(rules []ruleset.Rule) []ruleRef {
 func providersJSON(res broker.Result) []sessionProviderJSON {
 	var out []sessionProviderJSON
 	for _, p := range res.Providers {
-		out = append(out, sessionProviderJSON{Name: p.Name, PID: p.PID, Crashes: p.Crashes, Degraded: p.Degraded, Rules: p.Rules})
+		out = append(out, sessionProviderJSON{Name: p.Name, PID: p.PID, Crashes: p.Crashes, Degraded: p.Degraded, Rules: p.Rules, Partial: p.Partial})
 	}
 	return out
 }

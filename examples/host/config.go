@@ -24,11 +24,23 @@ type config struct {
 	priority     map[string]int
 	allowRoots   []string
 	allowAnyPath bool
+	allowBuiltin bool
 	candidates   []string
 	locals       []string
 	rootMarkers  []string
 	budget       int
 	activation   shared.ActivationMode
+	caps         caps
+}
+
+// caps are the broker's limits on what one provider may cost; zero is the
+// broker's default.
+type caps struct {
+	maxRuleBytes     int64
+	maxRules         int
+	maxProviderBytes int64
+	callBudget       int64
+	inFlight         int64
 }
 
 type listFlag []string
@@ -81,10 +93,16 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 	fset.Var(priorityFlag(cfg.priority), "priority", "NAME=N priority override (repeatable)")
 	fset.Var(&allowRoots, "allow-root", "also allow reads under this root (repeatable)")
 	fset.BoolVar(&cfg.allowAnyPath, "allow-any-path", false, "read outside the workspace and the rule locations too")
+	fset.BoolVar(&cfg.allowBuiltin, "allow-builtin-names", false, "let a third-party provider use a built-in provider's name")
 	fset.StringVar(&candidates, "candidates", "AGENTS.md,CLAUDE.md", "base instruction candidates")
 	fset.StringVar(&locals, "local-candidates", "AGENTS.local.md,CLAUDE.local.md", "local overlay candidates")
 	fset.Var(&markers, "root-marker", "workspace root marker (repeatable)")
 	fset.IntVar(&cfg.budget, "budget", 0, "instruction byte budget (0: the default)")
+	fset.Int64Var(&cfg.caps.maxRuleBytes, "max-rule-bytes", broker.DefaultMaxRuleBytes, "cap on one rule file")
+	fset.IntVar(&cfg.caps.maxRules, "max-rules", broker.DefaultMaxRulesPerProvider, "cap on the rules of one provider")
+	fset.Int64Var(&cfg.caps.maxProviderBytes, "max-provider-bytes", broker.DefaultMaxProviderBytes, "cap on the bytes one provider delivers")
+	fset.Int64Var(&cfg.caps.callBudget, "hostfs-call-budget", broker.DefaultHostFSCallBudget, "cap on the file bytes one batched read returns")
+	fset.Int64Var(&cfg.caps.inFlight, "hostfs-in-flight", broker.DefaultHostFSInFlight, "cap on the file bytes all reads hold at once")
 	activation := string(shared.ModeNative)
 	fset.StringVar(&activation, "activation", activation, "native or reference")
 
@@ -135,6 +153,19 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 			return nil, nil, err
 		}
 		cfg.allowRoots = append(cfg.allowRoots, abs)
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{
+		{"max-rule-bytes", cfg.caps.maxRuleBytes}, {"max-rules", int64(cfg.caps.maxRules)},
+		{"max-provider-bytes", cfg.caps.maxProviderBytes}, {"hostfs-call-budget", cfg.caps.callBudget},
+		{"hostfs-in-flight", cfg.caps.inFlight},
+	} {
+		if c.v <= 0 {
+			fmt.Fprintf(stderr, "host: --%s must be positive, got %d\n", c.name, c.v)
+			return nil, nil, fmt.Errorf("--%s must be positive", c.name)
+		}
 	}
 	cfg.candidates = splitList(candidates)
 	cfg.locals = splitList(locals)

@@ -163,7 +163,7 @@ func countActivations(t *testing.T, doc corpusRulesDoc) activationCounts {
 
 var corpusCases = []corpusCase{
 	{
-		// Legacy .cursorrules is not read (spec/002 §9.1), but the user is told.
+		// Legacy .cursorrules is not read (the reference never reads it), but the user is told.
 		repo:     "06T__CursorSetup",
 		native:   activationCounts{always: 1, attached: 0, requested: 0, manual: 0, none: 0},
 		warnings: []wantWarning{{"cursor", ".cursorrules", "legacy .cursorrules is not read"}},
@@ -294,7 +294,7 @@ var corpusCases = []corpusCase{
 		unreachable: []string{".cursor/rules/general.md"},
 	},
 	{
-		// Cursor reads <cwd>/.cursor/rules only (spec/002 §2): from the package
+		// Cursor reads <cwd>/.cursor/rules only: from the package
 		// the root's general.md is not seen.
 		repo: "hubtype__botonic", sub: "packages/botonic-react",
 		native: activationCounts{always: 0, attached: 0, requested: 0, manual: 2, none: 0},
@@ -552,7 +552,7 @@ func relTo(t *testing.T, root, p string) string {
 }
 
 // ruleReadFrom reports whether a provider should read the manifest file
-// (kind, path) when run from cwd sub, by spec/002 §2. clineSource is the
+// (kind, path) when run from cwd sub, as the reference reads them. clineSource is the
 // nearest .clinerules upward from cwd ("" if none), relative to the root.
 func ruleReadFrom(kind, path, sub, clineSource string) bool {
 	dir := pathDir(path)
@@ -633,7 +633,7 @@ func checkCorpusRules(t *testing.T, tc corpusCase, root string, rows []manifestR
 		if w.globs != nil && !slices.Equal(got.Globs, w.globs) {
 			t.Errorf("rule %s (%s): globs %q, want %q", got.Name, rel, got.Globs, w.globs)
 		}
-		// Class agrees with the metadata it came from (spec/002 §5).
+		// Class agrees with the metadata it came from.
 		switch got.Class {
 		case "always":
 			if !got.AlwaysApply {

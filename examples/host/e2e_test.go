@@ -159,11 +159,33 @@ func TestScripts(t *testing.T) {
 			"json":         cmdJSON,
 			"live":         cmdLive,
 			"killprovider": cmdKillProvider,
+			"genfile":      cmdGenfile,
 			"install-provider": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdInstallProvider(ts, neg, args, binDir, team)
 			},
 		},
 	})
+}
+
+// genfile FILE HEAD N writes HEAD and then N bytes of 'x' to FILE (its
+// directory made if missing). FILE and HEAD are Go string literals without
+// the quotes, so '\xe9' is one byte: a file that is not UTF-8, or a file
+// name that is not, which a script cannot hold as text.
+func cmdGenfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: genfile FILE HEAD N")
+	}
+	var parts [2]string
+	for i, a := range args[:2] {
+		s, err := strconv.Unquote(`"` + a + `"`)
+		ts.Check(err)
+		parts[i] = s
+	}
+	n, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	file := ts.MkAbs(parts[0])
+	ts.Check(os.MkdirAll(filepath.Dir(file), 0o755))
+	ts.Check(os.WriteFile(file, append([]byte(parts[1]), bytes.Repeat([]byte("x"), n)...), 0o644))
 }
 
 // install-provider DIR NAME... puts provider NAME into plugin directory DIR

@@ -84,6 +84,13 @@ func brokerSetup(ctx context.Context, cfg *config) (broker.Options, shared.Disco
 		Timeout:       cfg.timeout,
 		Priority:      cfg.priority,
 		Activation:    cfg.activation,
+
+		MaxRuleBytes:        cfg.caps.maxRuleBytes,
+		MaxRulesPerProvider: cfg.caps.maxRules,
+		MaxProviderBytes:    cfg.caps.maxProviderBytes,
+		HostFSCallBudget:    cfg.caps.callBudget,
+		HostFSInFlight:      cfg.caps.inFlight,
+		AllowBuiltinNames:   cfg.allowBuiltin,
 	}, shared.DiscoverRequest{Cwd: cfg.cwd, Home: cfg.home, WorkspaceRoot: root}, warns, nil
 }
 

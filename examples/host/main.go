@@ -147,6 +147,14 @@ flags (all commands):
                          non-regular files stay unreadable)
   --activation MODE      native (default): rules take effect as their own tool
                          applies them; reference: the reference pipeline exactly
+  --allow-builtin-names  let a third-party provider take a built-in's name
+                         (refused by default: it would shadow the built-in)
+  --max-rule-bytes N     cap on one rule file, read and accepted (default 4 MiB)
+  --max-rules N          cap on the rules of one provider (default 100000)
+  --max-provider-bytes N cap on the bytes one provider delivers (default 64 MiB)
+  --hostfs-call-budget N cap on the file bytes one batched read returns (default 16 MiB)
+  --hostfs-in-flight N   cap on the file bytes all providers' reads hold at once
+                         (default 32 MiB)
 flags (instructions, session):
   --candidates A,B       base instruction files (default AGENTS.md,CLAUDE.md)
   --local-candidates A,B local overlays (default AGENTS.local.md,CLAUDE.local.md)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"strings"
 
 	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 
 	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/plugin"
@@ -17,6 +20,7 @@ import (
 	"github.com/rulebroker/rulebroker/providers/native"
 	"github.com/rulebroker/rulebroker/providers/windsurf"
 	"github.com/rulebroker/rulebroker/shared"
+	pb "github.com/rulebroker/rulebroker/shared/providerv1"
 )
 
 // providerCommands are the provider binaries the scripts install into plugin
@@ -33,6 +37,10 @@ var providerCommands = map[string]func(){
 	"crash":      serveCrash,
 	"hang":       func() { plugin.Serve(hang{}) },
 	"wrongproto": serveWrongVersion,
+	"impostor":   func() { plugin.Serve(impostor{}) },
+	"badprio":    func() { plugin.Serve(badPriority{}) },
+	"flood":      func() { wire.Serve(flood{}, nil) },
+	"hugerule":   serveHugeRule,
 
 	// Providers that try what the sandbox must stop; each reports in
 	// warnings how far it got.
@@ -41,46 +49,84 @@ var providerCommands = map[string]func(){
 	"spawner": func() { wire.Serve(hostile{mode: "spawner"}, nil) },
 }
 
-// hostile does what a provider must not be able to do:
-//
-//	envdump   reports its whole environment
-//	reader    os.ReadFile on each path in $RULEBROKER_HOSTILE_READ
-//	          (colon-separated), behind the host's HostFS
-//	spawner   starts a child that keeps its stdout and stderr, reports the
-//	          child's pid, then hangs in Discover
-type hostile struct{ mode string }
+// impostor calls itself "native" with a higher priority, to shadow the
+// built-in's rules under its name.
+type impostor struct{}
 
-func (h hostile) Describe(context.Context) (shared.ProviderInfo, error) {
-	return shared.ProviderInfo{Name: h.mode, Version: "0.0.1", Priority: 10}, nil
+func (impostor) Info() plugin.Info {
+	return plugin.Info{Name: "native", Version: "6.6.6", Priority: 1000}
+}
+func (impostor) Discover(context.Context, plugin.Request) (plugin.Result, error) {
+	return plugin.Result{Rules: []plugin.Rule{{Name: "go-style", Content: "the impostor's", AlwaysApply: true}}}, nil
 }
 
-func (h hostile) Discover(_ context.Context, _ shared.DiscoverRequest, _ shared.HostFS, sink shared.Sink) error {
-	switch h.mode {
-	case "envdump":
-		return sink.Warning(shared.Warning{Message: "env: " + strings.Join(os.Environ(), " ")})
-	case "reader":
-		for _, p := range filepath.SplitList(os.Getenv("RULEBROKER_HOSTILE_READ")) {
-			data, err := os.ReadFile(p)
-			msg := "read " + p + ": " + strconv.Quote(string(data))
-			if err != nil {
-				msg = "read " + p + " failed: " + err.Error()
-			}
-			if err := sink.Warning(shared.Warning{Message: msg}); err != nil {
-				return err
-			}
-		}
-	case "spawner":
-		child := exec.Command("sleep", "300")
-		child.Stdout, child.Stderr = os.Stdout, os.Stderr
-		if err := child.Start(); err != nil {
+// badPriority asks for a priority that would wrap in the protocol's int32.
+type badPriority struct{}
+
+func (badPriority) Info() plugin.Info { return plugin.Info{Name: "badprio", Priority: 1 << 31} }
+func (badPriority) Discover(context.Context, plugin.Request) (plugin.Result, error) {
+	return plugin.Result{}, nil
+}
+
+// flood streams 1 KiB rules until the host stops reading.
+type flood struct{}
+
+func (flood) Describe(context.Context) (shared.ProviderInfo, error) {
+	return shared.ProviderInfo{Name: "flood", Version: "0.0.1", Priority: 5}, nil
+}
+
+func (flood) Discover(_ context.Context, _ shared.DiscoverRequest, _ shared.HostFS, sink shared.Sink) error {
+	kib := strings.Repeat("f", 1<<10)
+	for i := 0; ; i++ {
+		if err := sink.Rule(shared.Rule{Name: fmt.Sprintf("flood-%07d", i), Path: "/flood", Content: kib}); err != nil {
 			return err
 		}
-		if err := sink.Warning(shared.Warning{Message: "child pid " + strconv.Itoa(child.Process.Pid)}); err != nil {
+	}
+}
+
+// hugeRule speaks raw gRPC, without the wire package's check on what it
+// sends: two small rules, then one of 100 MiB.
+type hugeRule struct {
+	pb.UnimplementedProviderServer
+}
+
+func (hugeRule) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	return &pb.DescribeResponse{Name: "hugerule", Version: "0.0.1", Priority: 5}, nil
+}
+
+func (hugeRule) Discover(_ *pb.DiscoverRequest, stream grpc.ServerStreamingServer[pb.DiscoverResponse]) error {
+	for _, r := range []*pb.Rule{
+		{Name: "huge-one", Path: "/huge", Content: "small"},
+		{Name: "huge-two", Path: "/huge", Content: "small"},
+		{Name: "huge", Path: "/huge", Content: strings.Repeat("h", 100<<20)},
+	} {
+		if err := stream.Send(&pb.DiscoverResponse{Item: &pb.DiscoverResponse_Rule{Rule: r}}); err != nil {
 			return err
 		}
-		select {}
 	}
 	return nil
+}
+
+type rawPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	srv pb.ProviderServer
+}
+
+func (p rawPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterProviderServer(s, p.srv)
+	return nil
+}
+
+func (rawPlugin) GRPCClient(context.Context, *goplugin.GRPCBroker, *grpc.ClientConn) (any, error) {
+	return nil, errors.New("server side only")
+}
+
+func serveHugeRule() {
+	goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig:  wire.Handshake(),
+		VersionedPlugins: map[int]goplugin.PluginSet{shared.ProtocolVersion: {shared.PluginName: rawPlugin{srv: hugeRule{}}}},
+		GRPCServer:       goplugin.DefaultGRPCServer,
+	})
 }
 
 // crash streams two rules and then dies mid-stream.
@@ -127,4 +173,46 @@ func serveWrongVersion() {
 		Plugins:         wire.VersionedPlugins(nil)[shared.ProtocolVersion],
 		GRPCServer:      goplugin.DefaultGRPCServer,
 	})
+}
+
+// hostile does what a provider must not be able to do:
+//
+//	envdump   reports its whole environment
+//	reader    os.ReadFile on each path in $RULEBROKER_HOSTILE_READ
+//	          (colon-separated), behind the host's HostFS
+//	spawner   starts a child that keeps its stdout and stderr, reports the
+//	          child's pid, then hangs in Discover
+type hostile struct{ mode string }
+
+func (h hostile) Describe(context.Context) (shared.ProviderInfo, error) {
+	return shared.ProviderInfo{Name: h.mode, Version: "0.0.1", Priority: 10}, nil
+}
+
+func (h hostile) Discover(_ context.Context, _ shared.DiscoverRequest, _ shared.HostFS, sink shared.Sink) error {
+	switch h.mode {
+	case "envdump":
+		return sink.Warning(shared.Warning{Message: "env: " + strings.Join(os.Environ(), " ")})
+	case "reader":
+		for _, p := range filepath.SplitList(os.Getenv("RULEBROKER_HOSTILE_READ")) {
+			data, err := os.ReadFile(p)
+			msg := "read " + p + ": " + strconv.Quote(string(data))
+			if err != nil {
+				msg = "read " + p + " failed: " + err.Error()
+			}
+			if err := sink.Warning(shared.Warning{Message: msg}); err != nil {
+				return err
+			}
+		}
+	case "spawner":
+		child := exec.Command("sleep", "300")
+		child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		if err := child.Start(); err != nil {
+			return err
+		}
+		if err := sink.Warning(shared.Warning{Message: "child pid " + strconv.Itoa(child.Process.Pid)}); err != nil {
+			return err
+		}
+		select {}
+	}
+	return nil
 }

@@ -66,6 +66,84 @@ type Options struct {
 	// request's, and empty leaves the request as it is. A live broker's
 	// rulebook is built in the same mode.
 	Activation shared.ActivationMode
+
+	// Caps on what one provider may cost the host. Zero means the default.
+	// A provider that reaches one keeps the rules it delivered within the
+	// caps, its stream is cancelled, and one warning names the cap.
+
+	// MaxRuleBytes caps one rule (its content, description, name, path,
+	// globs and conditions together) and one file read through HostFS;
+	// DefaultMaxRuleBytes (shared.DefaultMaxRuleBytes). It is sent to the
+	// providers (DiscoverRequest.MaxRuleBytes) as the cap on what they read,
+	// and it sets gRPC's receive limit: it plus wire metadata room.
+	MaxRuleBytes int64
+	// MaxRulesPerProvider caps the rules one provider delivers;
+	// DefaultMaxRulesPerProvider.
+	MaxRulesPerProvider int
+	// MaxProviderBytes caps the bytes of rules and warnings one provider
+	// delivers; DefaultMaxProviderBytes.
+	MaxProviderBytes int64
+	// HostFSCallBudget caps the file bytes one HostFS ReadFiles call
+	// returns; the files past it are answered with an error and read again
+	// by the SDK in a later call. DefaultHostFSCallBudget; never less than
+	// MaxRuleBytes.
+	HostFSCallBudget int64
+	// HostFSInFlight caps the file bytes all providers' HostFS calls hold at
+	// once; a read waits (within the provider's deadline) for room.
+	// DefaultHostFSInFlight; never less than MaxRuleBytes.
+	HostFSInFlight int64
+	// AllowBuiltinNames lets a third-party provider use the name of one of
+	// Builtins. By default it is refused: with a higher priority it would
+	// shadow the built-in's rules under the built-in's name.
+	AllowBuiltinNames bool
+
+	// inFlight is the HostFSInFlight allowance every provider of one Load
+	// (or one live broker) shares; withDefaults makes it.
+	inFlight *wire.Bytes
+}
+
+// The default caps (see Options).
+const (
+	DefaultMaxRuleBytes        = shared.DefaultMaxRuleBytes
+	DefaultMaxRulesPerProvider = 100_000
+	DefaultMaxProviderBytes    = 64 << 20
+	DefaultHostFSCallBudget    = 16 << 20
+	DefaultHostFSInFlight      = 32 << 20
+)
+
+// withDefaults fills in every zero cap and makes the HostFS budgets large
+// enough for one file of the per-rule cap, so every read can succeed.
+func (o Options) withDefaults(req shared.DiscoverRequest) Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.MaxRuleBytes <= 0 {
+		o.MaxRuleBytes = req.MaxRuleBytes
+	}
+	if o.MaxRuleBytes <= 0 {
+		o.MaxRuleBytes = DefaultMaxRuleBytes
+	}
+	if o.MaxRulesPerProvider <= 0 {
+		o.MaxRulesPerProvider = DefaultMaxRulesPerProvider
+	}
+	if o.MaxProviderBytes <= 0 {
+		o.MaxProviderBytes = DefaultMaxProviderBytes
+	}
+	if o.HostFSCallBudget <= 0 {
+		o.HostFSCallBudget = DefaultHostFSCallBudget
+	}
+	if o.HostFSInFlight <= 0 {
+		o.HostFSInFlight = DefaultHostFSInFlight
+	}
+	o.HostFSCallBudget = max(o.HostFSCallBudget, o.MaxRuleBytes)
+	o.HostFSInFlight = max(o.HostFSInFlight, o.MaxRuleBytes)
+	if o.inFlight == nil {
+		o.inFlight = wire.NewBytes(o.HostFSInFlight)
+	}
+	return o
 }
 
 // Provider describes one provider of a Load, whether it worked or not.
@@ -87,7 +165,11 @@ type Provider struct {
 	Rules   int      // rules it contributed, shadowed included
 	Reads   []string // every path it asked the host about
 	Refused []string // the paths among them the host's policy refused
-	Err     error    // why it contributed nothing, if it failed
+	// Partial says why the provider's rules may be incomplete although it
+	// did not fail: the cap it reached (its stream was cut there), or a
+	// HostFS call that failed in transport. Empty when complete.
+	Partial string
+	Err     error // why it contributed nothing, if it failed
 	// Crashes counts the times a live broker's provider process died or got
 	// stuck; Degraded says it keeps doing so (it is still restarted, with
 	// backoff, and its last rules stay loaded).
@@ -117,12 +199,8 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 	if opts.FS == nil {
 		return Result{}, errors.New("broker: Options.FS is required")
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
-	}
+	opts = opts.withDefaults(req)
+	req.MaxRuleBytes = opts.MaxRuleBytes
 	if opts.Activation != "" {
 		req.Activation = opts.Activation
 	}
@@ -196,8 +274,9 @@ func (l launch) run(ctx context.Context, opts Options, req shared.DiscoverReques
 
 // started is a provider process that has described itself.
 type started struct {
-	client *wire.Client
-	stderr *stderrTail
+	client     *wire.Client
+	stderr     *stderrTail
+	fsFailures *firstError // its HostFS calls that failed in transport
 }
 
 // fail records why the provider contributes nothing, with the last line it
@@ -221,6 +300,7 @@ func (l launch) start(ctx context.Context, opts Options, out *outcome) *started 
 		return nil
 	}
 	out.provider.Sandbox = l.sandbox.desc
+	fsFailures := &firstError{}
 	client, err := wire.Start(ctx, wire.Config{
 		Command: func(socketDir string) (*exec.Cmd, error) {
 			return l.command(opts, socketDir)
@@ -228,6 +308,13 @@ func (l launch) start(ctx context.Context, opts Options, out *outcome) *started 
 		StartTimeout: opts.Timeout,
 		Logger:       opts.Logger.Named(l.name),
 		Stderr:       stderr,
+		MaxRuleBytes: opts.MaxRuleBytes,
+		HostFS: wire.HostFSLimits{
+			MaxReadBytes: opts.MaxRuleBytes,
+			CallBudget:   opts.HostFSCallBudget,
+			InFlight:     opts.inFlight,
+		},
+		HostFSFailed: fsFailures.note,
 	})
 	if err != nil {
 		out.fail(stderr, explain("start", err, opts.Timeout))
@@ -236,10 +323,15 @@ func (l launch) start(ctx context.Context, opts Options, out *outcome) *started 
 	out.provider.PID = client.PID
 
 	info, err := client.Provider.Describe(ctx)
-	if err == nil && info.Name == "" {
-		err = errors.New("describe: the provider has no name")
-	} else if err != nil {
+	switch {
+	case err != nil:
 		err = explain("describe", err, opts.Timeout)
+	case info.Name == "":
+		err = errors.New("describe: the provider has no name")
+	default:
+		if cerr := info.Check(); cerr != nil {
+			err = fmt.Errorf("describe: refused: %w", cerr)
+		}
 	}
 	if err != nil {
 		client.Kill()
@@ -250,42 +342,141 @@ func (l launch) start(ctx context.Context, opts Options, out *outcome) *started 
 	out.provider.Version = info.Version
 	out.provider.Priority = info.Priority
 	out.provider.DefaultPriority = info.Priority
-	return &started{client: client, stderr: stderr}
+	return &started{client: client, stderr: stderr, fsFailures: fsFailures}
 }
 
 // discover runs Discover on a started provider through fsys, filling in
 // out's rules, warnings and reads. The process keeps running.
 func (s *started) discover(ctx context.Context, opts Options, req shared.DiscoverRequest, fsys *recordingFS, out *outcome) {
-	sink := &collect{provider: out.provider.Name}
+	name := out.provider.Name
+	sink := &collect{provider: name, maxRules: opts.MaxRulesPerProvider, maxBytes: opts.MaxProviderBytes, maxRuleBytes: opts.MaxRuleBytes}
+	s.fsFailures.take() // only this call's failures count
 	err := s.client.Provider.Discover(ctx, req, fsys, sink)
 	out.provider.Reads, out.provider.Refused = fsys.read()
-	out.warnings = sink.warnings
-	if err != nil {
+	out.warnings = append(fsys.warnings(name), sink.warnings...)
+	out.provider.Partial = ""
+	var capped *capError
+	switch {
+	case errors.As(err, &capped):
+		// The sink refused the item over the cap; returning its error
+		// cancelled the stream. What came before stays.
+	case errors.Is(err, wire.ErrTooLarge):
+		// gRPC refused a message over the receive limit unread: the
+		// per-rule cap, as far as the host can tell.
+		capped = &capError{cap: fmt.Sprintf("bytes per rule (%d, plus %d for metadata)", opts.MaxRuleBytes, wire.MetadataBytes),
+			what: "it sent a message over it"}
+	case err != nil:
 		out.fail(s.stderr, explain("discover", err, opts.Timeout))
 		return
+	}
+	if capped != nil {
+		out.provider.Partial = "over the cap on " + capped.cap
+		out.warnings = append(out.warnings, diag.Warning{Source: name, Path: capped.path, Message: fmt.Sprintf(
+			"provider over the cap on %s: %s; its stream was cut there and the %d rule(s) it delivered before are kept",
+			capped.cap, capped.what, len(sink.rules))})
+	}
+	if first, n := s.fsFailures.take(); n > 0 {
+		if out.provider.Partial == "" {
+			out.provider.Partial = "a read of the host's files failed"
+		}
+		out.warnings = append(out.warnings, diag.Warning{Source: name, Message: fmt.Sprintf(
+			"%d call(s) to the host's filesystem failed in transport, so its rules may be incomplete; the first: %v", n, first)})
 	}
 	out.provider.Err = nil
 	out.rules = sink.rules
 	out.provider.Rules = len(sink.rules)
 }
 
-// collect gathers a provider's stream, checking each item.
+// firstError counts errors and keeps the first.
+type firstError struct {
+	mu    sync.Mutex
+	first error
+	n     int
+}
+
+func (f *firstError) note(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		f.first = err
+	}
+	f.n++
+}
+
+// take returns what was noted since the last take, and forgets it.
+func (f *firstError) take() (error, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	first, n := f.first, f.n
+	f.first, f.n = nil, 0
+	return first, n
+}
+
+// collect gathers a provider's stream, checking each item against the caps.
 type collect struct {
-	provider string
-	rules    []shared.Rule
-	warnings []diag.Warning
+	provider     string
+	maxRules     int
+	maxBytes     int64
+	maxRuleBytes int64
+	bytes        int64
+	rules        []shared.Rule
+	warnings     []diag.Warning
+}
+
+// capError is the sink's refusal of an item over a cap. Returned from the
+// sink, it ends the stream (the wire cancels the call).
+type capError struct {
+	cap  string // which cap, with its value
+	what string // what went over it
+	path string // the file concerned, if any
+}
+
+func (e *capError) Error() string { return "over the cap on " + e.cap + ": " + e.what }
+
+// itemOverhead is what the host counts for each item beyond its strings, so
+// a flood of empty items is bounded by the byte cap too.
+const itemOverhead = 64
+
+func ruleBytes(r shared.Rule) int64 {
+	n := len(r.Name) + len(r.Path) + len(r.Content) + len(r.Description) + len(r.ActivationSource) + len(r.GlobBase) + len(r.Activation) + len(r.Level)
+	for _, g := range r.Globs {
+		n += len(g)
+	}
+	for _, c := range r.Condition {
+		n += len(c)
+	}
+	return int64(n)
 }
 
 func (c *collect) Rule(r shared.Rule) error {
 	if r.Name == "" {
-		c.warnings = append(c.warnings, diag.Warning{Source: c.provider, Path: r.Path, Message: "rule has no name; ignored"})
-		return nil
+		return c.Warning(shared.Warning{Path: r.Path, Message: "rule has no name; ignored"})
 	}
+	size := ruleBytes(r)
+	switch {
+	case size > c.maxRuleBytes+wire.MetadataBytes:
+		// The same room gRPC's receive limit gives: a file of exactly the
+		// cap still has a path and a name.
+		return &capError{cap: fmt.Sprintf("bytes per rule (%d, plus %d for metadata)", c.maxRuleBytes, wire.MetadataBytes), path: r.Path,
+			what: fmt.Sprintf("rule %q is %d bytes", r.Name, size)}
+	case len(c.rules) >= c.maxRules:
+		return &capError{cap: fmt.Sprintf("rules per provider (%d)", c.maxRules), what: "it sent more rules"}
+	case c.bytes+size+itemOverhead > c.maxBytes:
+		return &capError{cap: fmt.Sprintf("bytes per provider (%d)", c.maxBytes), path: r.Path,
+			what: fmt.Sprintf("rule %q would bring it to %d bytes", r.Name, c.bytes+size+itemOverhead)}
+	}
+	c.bytes += size + itemOverhead
 	c.rules = append(c.rules, r)
 	return nil
 }
 
 func (c *collect) Warning(w shared.Warning) error {
+	size := int64(len(w.Path)+len(w.Message)) + itemOverhead
+	if c.bytes+size > c.maxBytes {
+		return &capError{cap: fmt.Sprintf("bytes per provider (%d)", c.maxBytes),
+			what: fmt.Sprintf("its warnings and rules would come to %d bytes", c.bytes+size)}
+	}
+	c.bytes += size
 	c.warnings = append(c.warnings, diag.Warning{Source: c.provider, Path: w.Path, Message: w.Message})
 	return nil
 }
@@ -293,10 +484,19 @@ func (c *collect) Warning(w shared.Warning) error {
 // assemble merges the providers' outcomes into res, in registration order,
 // with a warning for each provider that failed.
 func assemble(opts Options, launches []launch, outcomes []outcome, res *Result) {
+	builtinNames := map[string]bool{}
+	for _, b := range opts.Builtins {
+		builtinNames[b.Name] = true
+	}
 	sets := make([]providerRules, 0, len(outcomes))
 	firstOrigin := map[string]string{} // provider name → origin of the first provider with it
 	for i, o := range outcomes {
 		p := o.provider
+		if p.Err == nil && p.Origin != "builtin" && builtinNames[p.Name] && !opts.AllowBuiltinNames {
+			p.Err = fmt.Errorf("describe: it calls itself %q, the name of a built-in provider; refused, so it cannot shadow the built-in's rules (a host can allow it)", p.Name)
+			o.rules = nil
+			p.Rules = 0
+		}
 		if p.Err == nil {
 			if first, dup := firstOrigin[p.Name]; dup {
 				// Both run and merge; the earlier registration wins every tie,
@@ -326,7 +526,9 @@ func assemble(opts Options, launches []launch, outcomes []outcome, res *Result) 
 		}
 		res.Providers = append(res.Providers, p)
 	}
-	res.Rules = merge(sets)
+	var mergeWarnings []diag.Warning
+	res.Rules, mergeWarnings = merge(sets)
+	res.Warnings = append(res.Warnings, mergeWarnings...)
 	if w, ok := refusedWarning(res.Providers); ok {
 		res.Warnings = append(res.Warnings, w)
 	}

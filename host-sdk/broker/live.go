@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
 	"github.com/rulebroker/rulebroker/host-sdk/rulebook"
@@ -125,12 +123,8 @@ func Start(ctx context.Context, opts Options, req shared.DiscoverRequest, option
 	if opts.FS == nil {
 		return nil, errors.New("broker: Options.FS is required")
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
-	}
+	opts = opts.withDefaults(req)
+	req.MaxRuleBytes = opts.MaxRuleBytes
 	if opts.Activation != "" {
 		req.Activation = opts.Activation
 	}

@@ -35,11 +35,22 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if spec := os.Getenv(testProviderEnv); spec != "" {
+		if raw, ok := strings.CutPrefix(spec, "raw:"); ok {
+			serveRaw(raw)
+			os.Exit(0)
+		}
+		if name, ok := strings.CutPrefix(spec, "sdk:"); ok {
+			plugin.Serve(sdkDir{name: name})
+			os.Exit(0)
+		}
 		name, rest, _ := strings.Cut(spec, ":")
 		prio, mode, _ := strings.Cut(rest, ":")
 		p, _ := strconv.Atoi(prio)
 		wire.Serve(testProvider{name: name, priority: p, mode: mode}, nil)
 		os.Exit(0)
+	}
+	if os.Getenv(testHostEnv) != "" {
+		os.Exit(runTestHost())
 	}
 	os.Exit(m.Run())
 }
@@ -77,6 +88,9 @@ func (p testProvider) Discover(ctx context.Context, req shared.DiscoverRequest, 
 	}
 	if p.mode == "list" {
 		return discoverList(ctx, req, fsys, sink)
+	}
+	if h := hostile(p.mode); h != nil {
+		return h(ctx, req, fsys, sink)
 	}
 	if req.Home != "" {
 		if _, err := fsys.Stat(ctx, req.Home+"/rules"); err == nil {

@@ -34,12 +34,12 @@ func order(merged []ruleset.Rule) []string {
 }
 
 func TestMergeOrdersByPriorityThenRegistration(t *testing.T) {
-	got := order(merge([]providerRules{
+	got := order(first(merge([]providerRules{
 		{Name: "cline", Priority: 40, Order: 3, Rules: rules("c")},
 		{Name: "windsurf", Priority: 50, Order: 2, Rules: rules("w")},
 		{Name: "cursor", Priority: 50, Order: 1, Rules: rules("u")},
 		{Name: "native", Priority: 100, Order: 0, Rules: rules("n")},
-	}))
+	})))
 	want := []string{"native:n", "cursor:u", "windsurf:w", "cline:c"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -48,10 +48,10 @@ func TestMergeOrdersByPriorityThenRegistration(t *testing.T) {
 
 func TestMergeEqualPrioritiesKeepRegistrationOrder(t *testing.T) {
 	// Registered b before a, both 50: b's rule wins the shared name.
-	got := order(merge([]providerRules{
+	got := order(first(merge([]providerRules{
 		{Name: "b", Priority: 50, Order: 0, Rules: rules("x")},
 		{Name: "a", Priority: 50, Order: 1, Rules: rules("x")},
-	}))
+	})))
 	want := []string{"b:x", "a:x!"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -59,7 +59,7 @@ func TestMergeEqualPrioritiesKeepRegistrationOrder(t *testing.T) {
 }
 
 func TestMergeShadowsAcrossAndWithinProviders(t *testing.T) {
-	merged := merge([]providerRules{
+	merged, _ := merge([]providerRules{
 		{Name: "native", Priority: 100, Order: 0, Rules: rules("style@/p/.xcsh/rules/style.md", "style@/h/.xcsh/agent/rules/style.md")},
 		{Name: "cursor", Priority: 50, Order: 1, Rules: rules("style@/p/.cursor/rules/style.mdc", "tests@/p/.cursor/rules/tests.mdc")},
 	})
@@ -78,10 +78,10 @@ func TestMergeShadowsAcrossAndWithinProviders(t *testing.T) {
 
 func TestMergeWithPriorityOverride(t *testing.T) {
 	// Load applies overrides before merging; an overridden cline outranks native.
-	got := order(merge([]providerRules{
+	got := order(first(merge([]providerRules{
 		{Name: "native", Priority: 100, Order: 0, Rules: rules("x")},
 		{Name: "cline", Priority: 150, Order: 3, Rules: rules("x")},
-	}))
+	})))
 	want := []string{"cline:x", "native:x!"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -121,5 +121,50 @@ func TestFindBinariesOrderAndHiding(t *testing.T) {
 	}
 	if len(problems) != 0 {
 		t.Errorf("a missing plugin directory is not a problem: %v", problems)
+	}
+}
+
+func first[A, B any](a A, _ B) A { return a }
+
+// Names that look the same are one name: trimmed, and compared in NFC, so
+// the later copy is shadowed instead of becoming a second rule.
+func TestMergeNamesAreTrimmedAndNFC(t *testing.T) {
+	nfc, nfd := "caf\u00e9", "cafe\u0301"
+	merged, warnings := merge([]providerRules{
+		{Name: "native", Priority: 100, Order: 0, Rules: rules(nfc+"@/n/cafe.md", "style@/n/style.md")},
+		{Name: "cursor", Priority: 50, Order: 1, Rules: rules(nfd+"@/c/cafe.mdc", "style  @/c/style.mdc", "\tstyle\n@/c/style2.mdc")},
+	})
+	got := order(merged)
+	want := []string{"native:" + nfc, "native:style", "cursor:" + nfc + "!", "cursor:style!", "cursor:style!"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if merged[2].ShadowedBy != "/n/cafe.md" || merged[3].ShadowedBy != "/n/style.md" {
+		t.Errorf("shadowed by %q, %q", merged[2].ShadowedBy, merged[3].ShadowedBy)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("clean names gave warnings: %v", warnings)
+	}
+}
+
+// A name that still holds invisible characters after normalisation is kept,
+// but the warning names the file and the characters.
+func TestMergeWarnsOfInvisibleNameCharacters(t *testing.T) {
+	merged, warnings := merge([]providerRules{{Name: "cursor", Priority: 50, Rules: rules(
+		"style\u200b@/c/zw.mdc", "sty\u202ele@/c/bidi.mdc", "a\x1b[2Kb@/c/esc.mdc", "ok@/c/ok.mdc")}})
+	if len(merged) != 4 || merged[0].Shadowed {
+		t.Fatalf("merged %v", order(merged))
+	}
+	if len(warnings) != 3 {
+		t.Fatalf("want 3 warnings, got %v", warnings)
+	}
+	for i, want := range []struct{ path, char string }{{"/c/zw.mdc", "U+200B"}, {"/c/bidi.mdc", "U+202E"}, {"/c/esc.mdc", "U+001B"}} {
+		w := warnings[i]
+		if w.Path != want.path || w.Source != "cursor" || !strings.Contains(w.Message, want.char) || !strings.Contains(w.Message, "invisible") {
+			t.Errorf("warning %d: %+v, want path %s and %s", i, w, want.path, want.char)
+		}
+		if strings.ContainsAny(w.Message, "\u200b\u202e\x1b") {
+			t.Errorf("warning %d prints the character raw: %q", i, w.Message)
+		}
 	}
 }

@@ -3,9 +3,14 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -13,16 +18,27 @@ import (
 // host can later tell whether the provider's inputs changed, and which of
 // them the host's filesystem policy refused, so the host hears about that
 // once instead of through a warning per file.
+//
+// It is also where the host leaves out what cannot cross the wire: a
+// directory entry whose name is not valid UTF-8 (gRPC strings must be) is
+// skipped with a warning naming the directory and the escaped name, and its
+// siblings are listed as usual.
 type recordingFS struct {
 	shared.HostFS
 	mu      sync.Mutex
 	paths   map[string]bool
 	refused map[string]bool
+	skipped []diag.Warning // entries left out, at most maxSkipWarnings
+	dropped int            // skipped entries beyond those
 	// facts, when set, records what a live broker re-checks after each tool
 	// call: the stat of every path (taken before the provider's own call),
 	// and digests of what was read and listed.
 	facts *factRecorder
 }
+
+// maxSkipWarnings bounds the warnings about skipped entries one provider
+// gets; the rest are counted in one more.
+const maxSkipWarnings = 100
 
 func newRecordingFS(inner shared.HostFS) *recordingFS {
 	return &recordingFS{HostFS: inner, paths: map[string]bool{}, refused: map[string]bool{}}
@@ -74,7 +90,46 @@ func (r *recordingFS) ReadDir(ctx context.Context, path string) ([]shared.DirEnt
 	entries, err := r.HostFS.ReadDir(ctx, path)
 	r.facts.list(path, entries, err)
 	r.note(err, path)
-	return entries, err
+	invalid := func(e shared.DirEntry) bool { return !utf8.ValidString(e.Name) }
+	if err != nil || !slices.ContainsFunc(entries, invalid) {
+		return entries, err
+	}
+	valid := make([]shared.DirEntry, 0, len(entries))
+	for _, e := range entries {
+		if invalid(e) {
+			r.skip(path, e.Name)
+			continue
+		}
+		valid = append(valid, e)
+	}
+	return valid, nil
+}
+
+func (r *recordingFS) skip(dir, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.skipped) >= maxSkipWarnings {
+		r.dropped++
+		return
+	}
+	r.skipped = append(r.skipped, diag.Warning{Path: dir, Message: fmt.Sprintf(
+		"entry %s skipped: its name is not valid UTF-8, which the provider protocol cannot carry; rename it to load it", strconv.Quote(name))})
+}
+
+// warnings returns the warnings about what the host left out, from source.
+func (r *recordingFS) warnings(source string) []diag.Warning {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]diag.Warning, 0, len(r.skipped)+1)
+	for _, w := range r.skipped {
+		w.Source = source
+		out = append(out, w)
+	}
+	if r.dropped > 0 {
+		out = append(out, diag.Warning{Source: source, Message: fmt.Sprintf(
+			"%d more directory entries skipped because their names are not valid UTF-8", r.dropped)})
+	}
+	return out
 }
 
 func (r *recordingFS) ReadFile(ctx context.Context, path string, max int64) ([]byte, error) {

@@ -47,11 +47,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
@@ -137,14 +140,31 @@ type Reconciler struct {
 }
 
 type state struct {
-	started bool                  // a round has run (or a started state was restored)
-	root    string                // workspace root, found by the first round
-	dirs    map[string]bool       // every directory label probed so far
-	loaded  map[string]Scope      // by key
-	cache   map[string]cacheEntry // by key: version cache of present files
+	started bool   // a round has run (or a started state was restored)
+	root    string // workspace root, found by the first round
+	// dirs holds every directory label probed each round, with the round in
+	// which a tool last touched it (for the least-recently-touched bound;
+	// the baseline directories and those holding a loaded scope are never
+	// dropped).
+	dirs   map[string]uint64
+	seq    uint64                // rounds run: the clock of dirs
+	loaded map[string]Scope      // by key
+	cache  map[string]cacheEntry // by key: version cache of present files
 	// warned holds, by key, the warning last reported for an unavailable
 	// scope, so a host hears about it once, not after every tool call.
 	warned map[string]diag.Warning
+	// said holds the other warnings already reported this session (a
+	// touched path too long to follow, directories dropped), so the same
+	// one is not repeated every round.
+	said map[diag.Warning]bool
+	// realCwd is cwd with its symlinks resolved ("" until known, or when it
+	// cannot be), so a touched path given in resolved form still counts as
+	// below cwd.
+	realCwd    string
+	cwdChecked bool
+	// dirsOwned and cacheOwned say whether this copy of the state may write
+	// to dirs and cache, or must copy them first (see clone).
+	dirsOwned, cacheOwned bool
 }
 
 // cacheEntry is one row of the version cache: the version of the file a
@@ -175,22 +195,64 @@ func (c cacheEntry) matches(resolved string, fi shared.FileInfo) bool {
 }
 
 func newState() state {
-	return state{dirs: map[string]bool{}, loaded: map[string]Scope{}, cache: map[string]cacheEntry{}}
+	return state{dirs: map[string]uint64{}, loaded: map[string]Scope{}, cache: map[string]cacheEntry{}, said: map[diag.Warning]bool{}}
 }
 
 // clone copies s so a round can work on it and commit it whole, or not at
 // all. loaded is shared, not copied: a round never writes to it, it replaces
-// it with the loaded set its plan computed.
+// it with the loaded set its plan computed. dirs and cache are copied only
+// when the round first writes to them (setDir, setCache...).
 func (s state) clone() state {
-	n := state{started: s.started, root: s.root, dirs: make(map[string]bool, len(s.dirs)), loaded: s.loaded,
-		cache: make(map[string]cacheEntry, len(s.cache)), warned: s.warned}
-	for k, v := range s.dirs {
-		n.dirs[k] = v
-	}
-	for k, v := range s.cache {
-		n.cache[k] = v
+	n := s
+	n.seq++
+	n.dirsOwned, n.cacheOwned = false, false
+	n.said = make(map[diag.Warning]bool, len(s.said))
+	for k, v := range s.said {
+		n.said[k] = v
 	}
 	return n
+}
+
+// setDir and delDir write to dirs, copying it first if it is still shared
+// with the committed state: an unchanged round then copies nothing.
+func (s *state) setDir(label string, seq uint64) {
+	if old, ok := s.dirs[label]; ok && old == seq {
+		return
+	}
+	s.ownDirs()
+	s.dirs[label] = seq
+}
+
+func (s *state) delDir(label string) {
+	if _, ok := s.dirs[label]; ok {
+		s.ownDirs()
+		delete(s.dirs, label)
+	}
+}
+
+func (s *state) ownDirs() {
+	if !s.dirsOwned {
+		s.dirs, s.dirsOwned = maps.Clone(s.dirs), true
+	}
+}
+
+// setCache and delCache write to cache the same way.
+func (s *state) setCache(key string, e cacheEntry) {
+	s.ownCache()
+	s.cache[key] = e
+}
+
+func (s *state) delCache(key string) {
+	if _, ok := s.cache[key]; ok {
+		s.ownCache()
+		delete(s.cache, key)
+	}
+}
+
+func (s *state) ownCache() {
+	if !s.cacheOwned {
+		s.cache, s.cacheOwned = maps.Clone(s.cache), true
+	}
 }
 
 // New validates cfg, fills in defaults, and returns a Reconciler with empty
@@ -343,10 +405,21 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 		}
 		st.root = root
 	}
+	if !st.cwdChecked {
+		// Best effort: without it, paths in resolved form are just not
+		// recognised as below cwd, as before.
+		if real, err := r.cfg.FS.Resolve(ctx, r.cfg.Cwd); err == nil && real != r.cfg.Cwd {
+			st.realCwd = real
+		}
+		st.cwdChecked = true
+	}
 	first := !st.started
 	now := r.cfg.Now().UnixNano()
 
-	dirs := r.directories(&st, baseline || first, touched)
+	dirs, dirWarns, err := r.directories(ctx, &st, baseline || first, touched)
+	if err != nil {
+		return Round{}, err
+	}
 	probes, err := r.probeAll(ctx, st, dirs)
 	if err != nil {
 		return Round{}, err
@@ -359,6 +432,8 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 	st.recordVersions(probes, now)
 	st.loaded = pl.loaded
 	st.started = true
+	r.forget(ctx, &st, probes)
+	warns = append(warns, st.once(dirWarns)...)
 
 	// Changes is never nil so a JSON consumer sees [] rather than null.
 	rd := Round{Changes: append([]Change{}, pl.changes...), Warnings: warns}
@@ -373,39 +448,200 @@ func (r *Reconciler) round(ctx context.Context, baseline bool, touched []string)
 // directories adds to st.dirs the directories this round probes and returns
 // every known one in render order. The baseline directories are the
 // user-global one and every directory from the root down to cwd; a tool call
-// adds those between cwd and each touched path below it; and a loaded
-// scope's directory is always probed again.
-func (r *Reconciler) directories(st *state, withBaseline bool, touched []string) []string {
+// adds the existing directories between cwd and each touched path below it;
+// and a loaded scope's directory is always probed again.
+func (r *Reconciler) directories(ctx context.Context, st *state, withBaseline bool, touched []string) ([]string, []diag.Warning, error) {
 	if withBaseline {
 		if r.cfg.DSHHome != "" {
-			st.dirs[UserGlobalDir] = true
+			st.setDir(UserGlobalDir, st.seq)
 		}
-		for d := r.cfg.Cwd; ; d = filepath.Dir(d) {
-			if l, ok := dirLabel(st.root, d); ok {
-				st.dirs[l] = true
-			}
-			if d == st.root || d == filepath.Dir(d) {
-				break
-			}
+		for _, l := range r.baselineLabels(st.root) {
+			st.setDir(l, st.seq)
 		}
 	}
+	var warns []diag.Warning
 	for _, p := range touched {
-		for _, d := range r.touchedDirs(p) {
-			if l, ok := dirLabel(st.root, d); ok {
-				st.dirs[l] = true
-			}
+		ds, w := r.touchedDirs(st, p)
+		if w != nil {
+			warns = append(warns, *w)
+			continue
+		}
+		if err := r.admit(ctx, st, ds); err != nil {
+			return nil, nil, err
 		}
 	}
 	for _, s := range st.loaded {
-		st.dirs[s.Dir] = true
+		if _, ok := st.dirs[s.Dir]; !ok {
+			st.setDir(s.Dir, st.seq)
+		}
 	}
-	dirs := make([]string, 0, len(st.dirs))
+	if w, ok := r.bound(st); ok {
+		warns = append(warns, w)
+	}
+	type byDepth struct {
+		depth int
+		label string
+	}
+	order := make([]byDepth, 0, len(st.dirs))
 	for d := range st.dirs {
-		dirs = append(dirs, d)
+		order = append(order, byDepth{dirDepth(d), d})
 	}
-	sort.Slice(dirs, func(i, j int) bool { return r.less(dirs[i], "", dirs[j], "") })
-	return dirs
+	slices.SortFunc(order, func(a, b byDepth) int {
+		if a.depth != b.depth {
+			return a.depth - b.depth
+		}
+		return strings.Compare(a.label, b.label)
+	})
+	dirs := make([]string, len(order))
+	for i, o := range order {
+		dirs[i] = o.label
+	}
+	return dirs, warns, nil
 }
+
+// baselineLabels are the labels of the directories from cwd up to the root.
+func (r *Reconciler) baselineLabels(root string) []string {
+	var out []string
+	for d := r.cfg.Cwd; ; d = filepath.Dir(d) {
+		if l, ok := dirLabel(root, d); ok {
+			out = append(out, l)
+		}
+		if d == root || d == filepath.Dir(d) {
+			break
+		}
+	}
+	return out
+}
+
+// admit remembers the directories ds (deepest first, all below cwd) that
+// exist. Known ones are only marked touched; of the unknown ones, the
+// deepest that exists is found with one stat each from the bottom up, and
+// it and its ancestors are remembered. A path to something that was deleted,
+// or never existed, so adds nothing to probe every round.
+func (r *Reconciler) admit(ctx context.Context, st *state, ds []string) error {
+	labels := make([]string, len(ds))
+	for i, d := range ds {
+		l, ok := dirLabel(st.root, d)
+		if !ok {
+			return nil
+		}
+		labels[i] = l
+	}
+	exists := len(ds) // index of the deepest directory known to exist
+	for i, d := range ds {
+		if _, known := st.dirs[labels[i]]; known {
+			exists = i
+			break
+		}
+		fi, err := r.cfg.FS.Stat(ctx, d)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err == nil && fi.Mode.IsDir() {
+			exists = i
+			break
+		}
+	}
+	for _, l := range labels[min(exists, len(labels)):] {
+		st.setDir(l, st.seq)
+	}
+	return nil
+}
+
+// MaxTouchedDirs bounds the directories a session remembers because a tool
+// touched them; past it, the least recently touched are dropped (a later
+// touch brings one back). Directories on the way from the root to cwd and
+// those holding a loaded file do not count and are never dropped.
+const MaxTouchedDirs = 4096
+
+// bound drops the least recently touched directories beyond MaxTouchedDirs
+// and says so.
+func (r *Reconciler) bound(st *state) (diag.Warning, bool) {
+	if len(st.dirs) <= MaxTouchedDirs {
+		return diag.Warning{}, false // the common case, without building pinned
+	}
+	pinned := map[string]bool{UserGlobalDir: true}
+	for _, l := range r.baselineLabels(st.root) {
+		pinned[l] = true
+	}
+	for _, s := range st.loaded {
+		pinned[s.Dir] = true
+	}
+	if len(st.dirs) <= MaxTouchedDirs+len(pinned) {
+		return diag.Warning{}, false
+	}
+	var free []string
+	for d := range st.dirs {
+		if !pinned[d] {
+			free = append(free, d)
+		}
+	}
+	if len(free) <= MaxTouchedDirs {
+		return diag.Warning{}, false
+	}
+	sort.Slice(free, func(i, j int) bool {
+		if a, b := st.dirs[free[i]], st.dirs[free[j]]; a != b {
+			return a < b
+		}
+		return free[i] < free[j]
+	})
+	for _, d := range free[:len(free)-MaxTouchedDirs] {
+		st.delDir(d)
+	}
+	return diag.Warning{Source: source, Message: fmt.Sprintf(
+		"more than %d directories touched this session: the least recently touched are no longer checked for instruction files until a tool touches them again",
+		MaxTouchedDirs)}, true
+}
+
+// forget drops the touched directories that no longer exist: every
+// candidate in them was absent this round, and the directory itself is gone
+// (one stat, only for directories with no file in them).
+func (r *Reconciler) forget(ctx context.Context, st *state, probes []*probe) {
+	// Probes are in render order, so each directory's are contiguous.
+	var pinned map[string]bool
+	for i := 0; i < len(probes); {
+		d, empty := probes[i].Dir, true
+		for ; i < len(probes) && probes[i].Dir == d; i++ {
+			empty = empty && probes[i].out == absent
+		}
+		if !empty {
+			continue
+		}
+		if pinned == nil {
+			pinned = map[string]bool{UserGlobalDir: true}
+			for _, l := range r.baselineLabels(st.root) {
+				pinned[l] = true
+			}
+		}
+		if pinned[d] {
+			continue
+		}
+		fi, err := r.cfg.FS.Stat(ctx, dirPath(st.root, r.cfg.DSHHome, d))
+		if err == nil && !fi.Mode.IsDir() || err != nil && isAbsent(err) {
+			st.delDir(d)
+		}
+	}
+}
+
+// once returns the warnings not yet reported this session and remembers
+// them, up to maxSaid; past that a warning may be repeated, but memory stays
+// bounded.
+func (st *state) once(ws []diag.Warning) []diag.Warning {
+	var out []diag.Warning
+	for _, w := range ws {
+		if st.said[w] {
+			continue
+		}
+		if len(st.said) < maxSaid {
+			st.said[w] = true
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// maxSaid bounds the warnings remembered as already reported.
+const maxSaid = 1024
 
 // probeAll resolves and stats every scope of dirs, then reads in one batch
 // the present files whose digests the version cache could not supply. The
@@ -425,7 +661,8 @@ func (r *Reconciler) probeAll(ctx context.Context, st state, dirs []string) ([]*
 		}
 		base := dirPath(st.root, r.cfg.DSHHome, d)
 		for _, c := range cands {
-			all = append(all, probe{Scope: Scope{Key: ScopeKey(d, c), Dir: d, Candidate: c, Path: filepath.Join(base, c)}})
+			// base is clean and c a plain name: concatenation is Join.
+			all = append(all, probe{Scope: Scope{Key: ScopeKey(d, c), Dir: d, Candidate: c, Path: base + string(filepath.Separator) + c}})
 			p := &all[len(all)-1]
 			if err := r.stat(ctx, p, st.cache[p.Key]); err != nil {
 				return nil, err
@@ -491,16 +728,20 @@ func (st *state) recordVersions(probes []*probe, now int64) {
 		switch p.out {
 		case present:
 			rec := now
-			if old, ok := st.cache[p.Key]; ok && !p.read {
+			old, ok := st.cache[p.Key]
+			if ok && !p.read {
 				rec = old.RecordedAtNs
 			}
-			st.cache[p.Key] = cacheEntry{
+			row := cacheEntry{
 				Key: p.Key, ResolvedPath: p.ResolvedPath, Dev: p.fi.Dev, Ino: p.fi.Ino, Size: p.fi.Size,
 				MtimeNs: p.fi.ModTime.UnixNano(), CtimeNs: p.fi.Ctime.UnixNano(),
 				Digest: p.Digest, TrimmedDigest: p.TrimmedDigest, RecordedAtNs: rec,
 			}
+			if !ok || row != old {
+				st.setCache(p.Key, row)
+			}
 		case absent:
-			delete(st.cache, p.Key)
+			st.delCache(p.Key)
 		}
 	}
 }
@@ -517,6 +758,9 @@ func (r *Reconciler) stat(ctx context.Context, p *probe, c cacheEntry) error {
 			return nil
 		}
 		p.unavailable(fmt.Sprintf("unavailable (%s failed: %v)", op, err))
+		return nil
+	}
+	if r.unchanged(ctx, p, c) {
 		return nil
 	}
 	res, err := r.cfg.FS.Resolve(ctx, p.Path)
@@ -541,6 +785,37 @@ func (r *Reconciler) stat(ctx context.Context, p *probe, c cacheEntry) error {
 		p.Digest, p.TrimmedDigest = c.Digest, c.TrimmedDigest
 	}
 	return nil
+}
+
+// lstater is a filesystem that can stat a path without following a final
+// symlink (workfs.OS and workfs.Policy can).
+type lstater interface {
+	Lstat(ctx context.Context, path string) (shared.FileInfo, error)
+}
+
+// unchanged is the fast path of an unchanged round: when the scope's file
+// was last found at its own path (no symlink on the way) and the cache
+// trusts its digests, one lstat that finds a plain file of the same version
+// settles the scope. Anything else (a link now at the candidate path, a
+// different inode because a directory on the way became a link elsewhere, a
+// new size or time, an error) falls back to resolve and stat, which decide
+// as before. One system call instead of four for every scope that did not
+// change.
+func (r *Reconciler) unchanged(ctx context.Context, p *probe, c cacheEntry) bool {
+	if c.ResolvedPath != p.Path {
+		return false
+	}
+	l, ok := r.cfg.FS.(lstater)
+	if !ok {
+		return false
+	}
+	fi, err := l.Lstat(ctx, p.Path)
+	if err != nil || !fi.Mode.IsRegular() || fi.Size > r.cfg.MaxFileBytes || !c.matches(p.Path, fi) {
+		return false
+	}
+	p.ResolvedPath, p.fi, p.out = p.Path, fi, present
+	p.Digest, p.TrimmedDigest = c.Digest, c.TrimmedDigest
+	return true
 }
 
 // readAll reads probes in one batch and classifies failures as stat does.
@@ -599,41 +874,52 @@ type plan struct {
 // order, so each directory's candidates are contiguous and in order) against
 // the loaded state, and returns the changes and the new loaded set.
 func (r *Reconciler) decide(probes []*probe, loaded map[string]Scope) plan {
-	pl := plan{loaded: map[string]Scope{}, bytes: map[string]*probe{}}
-	var kept map[string]bool
+	pl := plan{bytes: map[string]*probe{}}
+	// next collects the new loaded set; when it is the old one exactly (the
+	// common, unchanged round) the old map is reused rather than rebuilt.
+	next := make([]Scope, 0, len(loaded))
+	same := true
+	keep := func(s Scope, old Scope, wasLoaded bool) {
+		next = append(next, s)
+		same = same && wasLoaded && s == old
+	}
+	// kept holds this directory's kept trimmed digests: a handful, so a
+	// slice scanned is cheaper than a map made per directory.
+	var kept keptSet
 	dir := "\x00" // no label is this
-	visited := map[string]bool{}
+	probedLoaded := 0
 	for _, p := range probes {
 		if p.Dir != dir {
-			dir, kept = p.Dir, map[string]bool{}
+			dir, kept = p.Dir, kept[:0]
 		}
-		visited[p.Key] = true
 		old, wasLoaded := loaded[p.Key]
-		ch := Change{Key: p.Key, Dir: p.Dir, Candidate: p.Candidate, Path: p.Path}
-		remove := func() {
-			if wasLoaded {
-				ch.Action = ActionRemove
-				pl.changes = append(pl.changes, ch)
-			}
+		if wasLoaded {
+			probedLoaded++
 		}
+		ch := Change{Key: p.Key, Dir: p.Dir, Candidate: p.Candidate, Path: p.Path}
 		switch p.out {
 		case unavailable:
 			// Keep whatever we had, unchanged and silent; it still claims
 			// its content in this directory's dedup.
 			if wasLoaded {
-				pl.loaded[p.Key] = old
-				kept[old.TrimmedDigest] = true
+				keep(old, old, true)
+				kept = append(kept, old.TrimmedDigest)
 			}
 		case absent:
-			remove()
+			if wasLoaded {
+				ch.Action = ActionRemove
+				pl.changes = append(pl.changes, ch)
+			}
 		case present:
-			if p.TrimmedDigest == emptyDigest || kept[p.TrimmedDigest] {
-				remove()
+			if p.TrimmedDigest == emptyDigest || kept.has(p.TrimmedDigest) {
+				if wasLoaded {
+					ch.Action = ActionRemove
+					pl.changes = append(pl.changes, ch)
+				}
 				continue
 			}
-			kept[p.TrimmedDigest] = true
-			s := p.Scope
-			pl.loaded[p.Key] = s
+			kept = append(kept, p.TrimmedDigest)
+			keep(p.Scope, old, wasLoaded)
 			ch.Digest = p.Digest
 			switch {
 			case !wasLoaded:
@@ -648,8 +934,23 @@ func (r *Reconciler) decide(probes []*probe, loaded map[string]Scope) plan {
 			pl.needBytes = append(pl.needBytes, p)
 		}
 	}
+	if same && len(next) == len(loaded) {
+		pl.loaded = loaded
+	} else {
+		pl.loaded = make(map[string]Scope, len(next))
+		for _, s := range next {
+			pl.loaded[s.Key] = s
+		}
+	}
+	if probedLoaded == len(loaded) {
+		return pl
+	}
 	// A loaded scope no round probed any more (its candidate is no longer
 	// configured) is removed.
+	visited := make(map[string]bool, len(probes))
+	for _, p := range probes {
+		visited[p.Key] = true
+	}
 	var gone []string
 	for k := range loaded {
 		if !visited[k] {
@@ -664,23 +965,68 @@ func (r *Reconciler) decide(probes []*probe, loaded map[string]Scope) plan {
 	return pl
 }
 
+// Touched paths longer than these are ignored, with a warning: no real
+// file has such a path (Linux's PATH_MAX is 4096 bytes), and following one
+// would cost a probe per component.
+const (
+	maxTouchedPathBytes = 4096
+	maxTouchedPathParts = 256
+)
+
+// keptSet is one directory's kept trimmed digests.
+type keptSet []string
+
+func (k keptSet) has(d string) bool { return slices.Contains(k, d) }
+
 // touchedDirs returns the directories strictly below cwd down to the folder
-// of p, when p is below cwd.
-func (r *Reconciler) touchedDirs(p string) []string {
+// of p, deepest first, when p is below cwd: given relative to cwd, absolute,
+// or absolute in resolved form when cwd is reached through a symlink. A path
+// too long to be real gives a warning instead.
+func (r *Reconciler) touchedDirs(st *state, p string) ([]string, *diag.Warning) {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
-		return nil
+		return nil, nil
+	}
+	if len(p) > maxTouchedPathBytes || strings.Count(p, string(filepath.Separator)) > maxTouchedPathParts {
+		return nil, &diag.Warning{Source: source, Path: clipPath(p), Message: fmt.Sprintf(
+			"touched path ignored: longer than %d bytes or %d components, so it cannot name a real file",
+			maxTouchedPathBytes, maxTouchedPathParts)}
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(r.cfg.Cwd, p)
 	}
 	p = filepath.Clean(p)
-	rel, err := filepath.Rel(r.cfg.Cwd, p)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil
+	rel, ok := relBelow(r.cfg.Cwd, p)
+	if !ok && st.realCwd != "" {
+		rel, ok = relBelow(st.realCwd, p)
 	}
+	if !ok {
+		return nil, nil
+	}
+	p = filepath.Join(r.cfg.Cwd, rel)
 	var out []string
 	for d := filepath.Dir(p); d != r.cfg.Cwd && len(d) > len(r.cfg.Cwd); d = filepath.Dir(d) {
 		out = append(out, d)
 	}
-	return out
+	return out, nil
+}
+
+// relBelow is p relative to dir when p is strictly below dir.
+func relBelow(dir, p string) (string, bool) {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// clipPath keeps a warning about an absurd path readable.
+func clipPath(p string) string {
+	if len(p) <= 120 {
+		return p
+	}
+	cut := 120
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return p[:cut] + "…"
 }

@@ -55,7 +55,17 @@ func dirPath(root, dshHome, label string) string {
 	if label == UserGlobalDir {
 		return dshHome
 	}
-	return filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(label, "./")))
+	label = strings.TrimPrefix(label, "./")
+	if label == "." {
+		return root
+	}
+	if filepath.Separator == '/' && root != "/" {
+		// Labels are clean relative paths (dirLabel made them, validLabel
+		// checked restored ones) and root is clean: concatenation is Join,
+		// without Join's Clean, which every probe of every round would pay.
+		return root + "/" + label
+	}
+	return filepath.Join(root, filepath.FromSlash(label))
 }
 
 // dirDepth orders labels: user-global first, then the root, then deeper.

@@ -73,11 +73,14 @@ func (r *Reconciler) Restore(data []byte) error {
 	}
 	st := newState()
 	st.root, st.started = s.Root, s.Started
+	if st.root != "" {
+		st.root = filepath.Clean(st.root) // dirPath relies on a clean root
+	}
 	for _, d := range s.Dirs {
 		if !validLabel(d) {
 			return fmt.Errorf("instructions: restore: invalid directory label %q", d)
 		}
-		st.dirs[d] = true
+		st.dirs[d] = 0
 	}
 	for _, l := range s.Loaded {
 		d, c, err := ParseScopeKey(l.Key)
@@ -91,7 +94,7 @@ func (r *Reconciler) Restore(data []byte) error {
 			return fmt.Errorf("instructions: restore: loaded scope %q disagrees with its dir %q and candidate %q", l.Key, l.Dir, l.Candidate)
 		}
 		st.loaded[l.Key] = l
-		st.dirs[d] = true
+		st.dirs[d] = 0
 	}
 	for _, c := range s.Cache {
 		if _, _, err := ParseScopeKey(c.Key); err != nil {

@@ -6,19 +6,24 @@ import (
 	"github.com/rulebroker/rulebroker/host-sdk/reminder"
 	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
+	"github.com/rulebroker/rulebroker/shared"
 )
 
 // Triggers returns the Set of stream triggers New compiled, for a running
 // ttsr.Manager to switch to (Manager.Update) when the rules change.
 func (b *Book) Triggers() *ttsr.Set { return b.triggers }
 
-// visible returns the rules the model sees, by name: always-apply rules
-// (their content is in the system prompt) and rulebook rules (their name and
-// description are).
+// visible returns the rules the model is told about, by name: always rules
+// (their content is in the system prompt), requested rules (their name and
+// description are) and attached rules (their name and globs are). It goes
+// by activation, so a native-mode rule that is always through its tool's
+// own setting (a Windsurf trigger, a Cline file) is announced as such.
 func (b *Book) visible() map[string]Entry {
 	out := map[string]Entry{}
 	for _, e := range b.entries {
-		if e.Class != ClassAlways && e.Class != ClassRulebook {
+		switch e.Activation {
+		case shared.ActivationAlways, shared.ActivationRequested, shared.ActivationAttached:
+		default:
 			continue
 		}
 		if _, dup := out[e.Rule.Name]; !dup {
@@ -30,8 +35,9 @@ func (b *Book) visible() map[string]Entry {
 
 // ChangeMessage tells the model, in one <system-reminder>, how the rules it
 // was given changed between two books: the content of each new or changed
-// always-apply rule, the name and description of each new or changed
-// rulebook entry, and the name of each rule that no longer applies. Stream
+// always rule, the name and description of each new or changed requested
+// (rulebook) rule, the name and globs of each new or changed attached rule,
+// and the name of each rule that no longer applies. Stream
 // triggers and unreachable rules are not the model's business until they
 // fire. It returns "" when the model has nothing to learn.
 //
@@ -50,6 +56,10 @@ func (b *Book) visible() map[string]Entry {
 //
 //	Rule "NAME" changed; it is in the rulebook: DESCRIPTION. Read rule://NAME when it is relevant.
 //
+//	New rule "NAME" (PATH) applies to files matching GLOBS; its content comes with the first tool call that touches one.
+//
+//	Rule "NAME" (PATH) changed; it applies to files matching GLOBS and comes again with the next tool call that touches one.
+//
 //	Rule "NAME" no longer applies.
 //	</system-reminder>
 //
@@ -64,14 +74,18 @@ func ChangeMessage(old, new *Book) string {
 			continue // not visible, or a later duplicate
 		}
 		was, existed := before[e.Rule.Name]
-		if existed && was.Class == e.Class && ruleset.SameRule(was.Rule, e.Rule) {
+		if existed && was.Activation == e.Activation && ruleset.SameRule(was.Rule, e.Rule) {
 			continue
 		}
 		name, path := escapeXML(e.Rule.Name), escapeXML(e.Rule.Path)
 		switch {
-		case e.Class == ClassAlways && !existed:
+		case e.Activation == shared.ActivationAttached && !existed:
+			parts = append(parts, `New rule "`+name+`" (`+path+") applies to files matching "+globList(e.Rule)+"; its content comes with the first tool call that touches one.")
+		case e.Activation == shared.ActivationAttached:
+			parts = append(parts, `Rule "`+name+`" (`+path+") changed; it applies to files matching "+globList(e.Rule)+" and comes again with the next tool call that touches one.")
+		case e.Activation == shared.ActivationAlways && !existed:
 			parts = append(parts, `New rule "`+name+`" (`+path+"). It always applies:\n"+reminder.Escape(trimContent(e.Rule.Content)))
-		case e.Class == ClassAlways:
+		case e.Activation == shared.ActivationAlways:
 			parts = append(parts, `Rule "`+name+`" (`+path+") changed. It always applies and now reads:\n"+reminder.Escape(trimContent(e.Rule.Content)))
 		case !existed:
 			parts = append(parts, `New rule in the rulebook: "`+name+`": `+describe(e.Rule)+" Read rule://"+name+" when it is relevant.")
@@ -91,6 +105,10 @@ func ChangeMessage(old, new *Book) string {
 		return ""
 	}
 	return reminder.Wrap("The project's rules changed while you worked.\n\n" + strings.Join(parts, "\n\n"))
+}
+
+func globList(r ruleset.Rule) string {
+	return escapeXML(strings.Join(r.Globs, ", "))
 }
 
 func describe(r ruleset.Rule) string {

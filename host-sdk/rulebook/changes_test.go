@@ -41,3 +41,30 @@ Rule "gone" no longer applies.
 		t.Fatal("new rulebook entry not announced")
 	}
 }
+
+// In native mode the announcement follows the activation the tool gave the
+// rule, not the reference class: a Windsurf always_on rule has no
+// alwaysApply yet always applies, and an attached rule is announced with its
+// globs.
+func TestChangeMessageNative(t *testing.T) {
+	native := WithActivation(shared.ModeNative)
+	onRule := ruleset.Rule{Rule: shared.Rule{Name: "on", Path: "/w/on.md", Content: "always on",
+		Activation: shared.ActivationAlways, ActivationSource: "windsurf trigger: always_on"}, Provider: "windsurf"}
+	tsRule := ruleset.Rule{Rule: shared.Rule{Name: "ts", Path: "/w/ts.mdc", Content: "types", Globs: []string{"*.ts", "src/**"},
+		Activation: shared.ActivationAttached, ActivationSource: "cursor: globs"}, Provider: "cursor"}
+	got := ChangeMessage(New(nil, native), New([]ruleset.Rule{onRule, tsRule}, native))
+	for _, want := range []string{
+		"New rule \"on\" (/w/on.md). It always applies:\nalways on",
+		`New rule "ts" (/w/ts.mdc) applies to files matching *.ts, src/**; its content comes with the first tool call that touches one.`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	changed := tsRule
+	changed.Content = "stricter types"
+	got = ChangeMessage(New([]ruleset.Rule{tsRule}, native), New([]ruleset.Rule{changed}, native))
+	if !strings.Contains(got, `Rule "ts" (/w/ts.mdc) changed; it applies to files matching *.ts, src/**`) {
+		t.Errorf("changed attached rule: %s", got)
+	}
+}

@@ -85,6 +85,10 @@ type Book struct {
 	// a name wins.
 	byName    map[string]resolved
 	available []string
+	// classes holds the class of the first rule of each name, so Class is a
+	// map lookup: a host asks it once per rule, and a scan per call made
+	// listing n rules cost n².
+	classes map[string]Class
 }
 
 // resolved is a rule rule:// serves, with its entry's class and activation.
@@ -107,7 +111,7 @@ func WithActivation(mode shared.ActivationMode) Option {
 // New classifies rules, which are the broker's rules that won their names,
 // in merge order. Warnings name the provider each rule came from.
 func New(rules []ruleset.Rule, opts ...Option) *Book {
-	b := &Book{byName: map[string]resolved{}, mode: shared.ModeReference}
+	b := &Book{byName: map[string]resolved{}, mode: shared.ModeReference, classes: make(map[string]Class, len(rules))}
 	for _, o := range opts {
 		o(b)
 	}
@@ -131,6 +135,9 @@ func New(rules []ruleset.Rule, opts ...Option) *Book {
 		}
 		b.entries = append(b.entries, e)
 		b.file(e, compiled.Rule)
+		if _, ok := b.classes[r.Name]; !ok {
+			b.classes[r.Name] = e.Class
+		}
 	}
 	if native {
 		for _, e := range b.entries {
@@ -295,12 +302,8 @@ func (b *Book) Entries() []Entry { return slices.Clone(b.entries) }
 // Class returns the class of the first rule called name; false if there is
 // none.
 func (b *Book) Class(name string) (Class, bool) {
-	for _, e := range b.entries {
-		if e.Rule.Name == name {
-			return e.Class, true
-		}
-	}
-	return "", false
+	c, ok := b.classes[name]
+	return c, ok
 }
 
 // Always returns the always-apply rules in merge order (in native mode, the

@@ -35,6 +35,20 @@ func (OS) Stat(ctx context.Context, path string) (shared.FileInfo, error) {
 	return fileInfo(fi), nil
 }
 
+// Lstat is Stat without following a final symlink: a link is reported as a
+// link. It lets a caller that already knows where a path led confirm, with
+// one system call, that it is still the same plain file.
+func (OS) Lstat(ctx context.Context, path string) (shared.FileInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return shared.FileInfo{}, err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return shared.FileInfo{}, wrapOSErr("lstat", path, err)
+	}
+	return fileInfo(fi), nil
+}
+
 // Resolve returns the absolute path with every symlink followed.
 func (OS) Resolve(ctx context.Context, path string) (string, error) {
 	if err := ctx.Err(); err != nil {
@@ -136,11 +150,7 @@ func (OS) readFileVetted(ctx context.Context, path string, max int64, vet func(o
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("read %s: not a regular file (%s): %w", path, fi.Mode().Type(), fs.ErrInvalid)
 	}
-	var r io.Reader = f
-	if max > 0 {
-		r = io.LimitReader(f, max+1)
-	}
-	data, err := io.ReadAll(r)
+	data, err := readUpTo(f, fi.Size(), max)
 	if err != nil {
 		return nil, wrapOSErr("read", path, err)
 	}
@@ -148,6 +158,31 @@ func (OS) readFileVetted(ctx context.Context, path string, max int64, vet func(o
 		return nil, fmt.Errorf("read %s: larger than %d bytes: %w", path, max, shared.ErrTooLarge)
 	}
 	return data, nil
+}
+
+// readUpTo reads r to its end, or to limit+1 bytes when limit > 0. The buffer
+// starts at the size fstat gave (one byte more, to see the end or a file
+// that grew) rather than io.ReadAll's 512 bytes: a batch of 10,000 rule
+// files otherwise spends as long growing and clearing buffers as reading.
+func readUpTo(r io.Reader, size, limit int64) ([]byte, error) {
+	if limit > 0 {
+		r = io.LimitReader(r, limit+1)
+		size = min(size, limit)
+	}
+	buf := make([]byte, 0, max(size, 0)+1)
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow: the file is longer than fstat said
+		}
+	}
 }
 
 func (OS) readDirVetted(ctx context.Context, path string, vet func(opened) error) ([]shared.DirEntry, error) {

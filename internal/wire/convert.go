@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -31,6 +34,42 @@ func ruleToProto(r shared.Rule) *pb.Rule {
 		ActivationSource: r.ActivationSource,
 		GlobBase:         r.GlobBase,
 	}
+}
+
+// repairRule makes every string of r valid UTF-8, replacing each invalid
+// byte with U+FFFD, and names the fields it had to repair.
+func repairRule(r shared.Rule) (shared.Rule, []string) {
+	var repaired []string
+	fix := func(field string, s *string) {
+		if !utf8.ValidString(*s) {
+			*s = strings.ToValidUTF8(*s, "\uFFFD")
+			repaired = append(repaired, field)
+		}
+	}
+	fixAll := func(field string, list []string) []string {
+		if !slices.ContainsFunc(list, func(s string) bool { return !utf8.ValidString(s) }) {
+			return list
+		}
+		repaired = append(repaired, field)
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = strings.ToValidUTF8(s, "\uFFFD")
+		}
+		return out
+	}
+	fix("name", &r.Name)
+	fix("path", &r.Path)
+	fix("content", &r.Content)
+	fix("description", &r.Description)
+	r.Globs = fixAll("globs", r.Globs)
+	r.Condition = fixAll("condition", r.Condition)
+	fix("activation source", &r.ActivationSource)
+	fix("glob base", &r.GlobBase)
+	if a := string(r.Activation); !utf8.ValidString(a) {
+		r.Activation = shared.Activation(strings.ToValidUTF8(a, "\uFFFD"))
+		repaired = append(repaired, "activation")
+	}
+	return r, repaired
 }
 
 func ruleFromProto(r *pb.Rule) shared.Rule {
@@ -156,7 +195,8 @@ func errorToProto(err error) *pb.Error {
 	if err == nil {
 		return nil
 	}
-	return &pb.Error{Kind: errorKind(err), Message: err.Error()}
+	// An error's text often holds a path, and a path need not be UTF-8.
+	return &pb.Error{Kind: errorKind(err), Message: strings.ToValidUTF8(err.Error(), "\uFFFD")}
 }
 
 // wireError is a filesystem error that crossed the wire: it keeps the remote
@@ -177,6 +217,10 @@ func (e *wireError) Unwrap() []error {
 	case pb.ErrorKind_ERROR_KIND_NOT_DIR:
 		return []error{shared.ErrNotDir}
 	case pb.ErrorKind_ERROR_KIND_TOO_LARGE:
+		if strings.Contains(e.msg, ErrOverBudget.Error()) {
+			// The protocol has no kind of its own for it; its text is fixed.
+			return []error{ErrOverBudget, shared.ErrTooLarge}
+		}
 		return []error{shared.ErrTooLarge}
 	case pb.ErrorKind_ERROR_KIND_REFUSED:
 		return []error{shared.ErrRefused, fs.ErrPermission}

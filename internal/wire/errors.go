@@ -38,6 +38,9 @@ var (
 	ErrCanceled = errors.New("provider call cancelled")
 	// ErrUnimplemented: the provider does not implement the call.
 	ErrUnimplemented = errors.New("provider does not implement the call")
+	// ErrTooLarge: the provider sent a message over the host's receive
+	// limit (see MessageBytes); gRPC refused it without reading it.
+	ErrTooLarge = errors.New("provider sent a message over the host's limit")
 	// ErrFailed: the provider answered the call with an error of its own.
 	// Detail is the provider's message.
 	ErrFailed = errors.New("provider reported an error")
@@ -147,6 +150,8 @@ func callError(ctx context.Context, op string, err error) error {
 		e.Kind = ErrCrashed
 	case codes.Unimplemented:
 		e.Kind = ErrUnimplemented
+	case codes.ResourceExhausted:
+		e.Kind = ErrTooLarge
 	}
 	return e
 }

@@ -3,7 +3,11 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 
@@ -11,22 +15,27 @@ import (
 	pb "github.com/rulebroker/rulebroker/shared/providerv1"
 )
 
-// MaxReadBytes is the largest read cap HostFS honours: one file must fit in one
-// gRPC message (4 MiB by default) with room to spare. A larger cap, or none
-// (zero or negative), becomes this one.
-const MaxReadBytes = 3 << 20
-
-func clampRead(max int64) int64 {
-	if max <= 0 || max > MaxReadBytes {
-		return MaxReadBytes
-	}
-	return max
-}
-
-// hostFSServer serves a HostFS to a plugin. It runs in the host.
+// hostFSServer serves a HostFS to a plugin. It runs in the host, and it is
+// where the host's limits and the protocol's rules for strings are enforced
+// on what the host sends: every string is valid UTF-8 (gRPC refuses to carry
+// anything else), a directory entry whose name is not is left out.
 type hostFSServer struct {
 	pb.UnimplementedHostFSServer
-	fs shared.HostFS
+	fs     shared.HostFS
+	limits HostFSLimits
+}
+
+// clampRead is the read cap the host applies: what the plugin asked for,
+// never more than the host's per-file cap.
+func (s *hostFSServer) clampRead(max int64) int64 {
+	limit := s.limits.MaxReadBytes
+	if limit <= 0 {
+		limit = shared.DefaultMaxRuleBytes
+	}
+	if max <= 0 || max > limit {
+		return limit
+	}
+	return max
 }
 
 func (s *hostFSServer) Stat(ctx context.Context, req *pb.PathRequest) (*pb.StatResponse, error) {
@@ -34,6 +43,7 @@ func (s *hostFSServer) Stat(ctx context.Context, req *pb.PathRequest) (*pb.StatR
 	if err != nil {
 		return nil, statusFromFSError(err)
 	}
+	fi.Name = strings.ToValidUTF8(fi.Name, "\uFFFD")
 	return &pb.StatResponse{Info: fileInfoToProto(fi)}, nil
 }
 
@@ -41,6 +51,11 @@ func (s *hostFSServer) Resolve(ctx context.Context, req *pb.PathRequest) (*pb.Re
 	p, err := s.fs.Resolve(ctx, req.GetPath())
 	if err != nil {
 		return nil, statusFromFSError(err)
+	}
+	if !utf8.ValidString(p) {
+		// A repaired path would name another file; the plugin could not
+		// use this one anyway, since every path it sends is a string.
+		return nil, statusFromFSError(fmt.Errorf("resolve %s: the target's path %s is not valid UTF-8", req.GetPath(), strconv.Quote(p)))
 	}
 	return &pb.ResolveResponse{Path: p}, nil
 }
@@ -50,32 +65,93 @@ func (s *hostFSServer) ReadDir(ctx context.Context, req *pb.PathRequest) (*pb.Re
 	if err != nil {
 		return nil, statusFromFSError(err)
 	}
-	out := make([]*pb.DirEntry, len(entries))
-	for i, e := range entries {
-		out[i] = &pb.DirEntry{Name: e.Name, Type: fileTypeToProto(e.Type)}
+	out := make([]*pb.DirEntry, 0, len(entries))
+	size := 0
+	for _, e := range entries {
+		if !utf8.ValidString(e.Name) {
+			continue // the host's own filesystem wrapper says so, once (see the broker)
+		}
+		if size += len(e.Name) + 8; size > ListingBytes { // 8: the entry's framing and type
+			return nil, statusFromFSError(fmt.Errorf("readdir %s: %d entries, more than one listing can carry (%d bytes of names): %w",
+				req.GetPath(), len(entries), ListingBytes, shared.ErrTooLarge))
+		}
+		out = append(out, &pb.DirEntry{Name: e.Name, Type: fileTypeToProto(e.Type)})
 	}
 	return &pb.ReadDirResponse{Entries: out}, nil
 }
 
 func (s *hostFSServer) ReadFile(ctx context.Context, req *pb.ReadFileRequest) (*pb.ReadFileResponse, error) {
-	data, err := s.fs.ReadFile(ctx, req.GetPath(), clampRead(req.GetMaxBytes()))
+	max := s.clampRead(req.GetMaxBytes())
+	held, err := s.limits.InFlight.acquire(ctx, max)
+	if err != nil {
+		return nil, statusFromFSError(err)
+	}
+	// Held until the handler returns; gRPC has copied the answer into its
+	// frames by the time the next read could start.
+	defer s.limits.InFlight.release(held)
+	data, err := s.fs.ReadFile(ctx, req.GetPath(), max)
 	if err != nil {
 		return nil, statusFromFSError(err)
 	}
 	return &pb.ReadFileResponse{Data: data}, nil
 }
 
+// ReadFiles answers one file per message, reading each just before sending
+// it, so the host holds one file of the batch at a time. Past the call's
+// budget the rest are answered with ErrOverBudget without being read.
 func (s *hostFSServer) ReadFiles(req *pb.ReadFilesRequest, stream grpc.ServerStreamingServer[pb.FileContent]) error {
-	files, err := s.fs.ReadFiles(stream.Context(), req.GetPaths(), clampRead(req.GetMaxBytes()))
-	if err != nil {
-		return statusFromFSError(err)
-	}
-	for _, f := range files {
-		if err := stream.Send(&pb.FileContent{Path: f.Path, Data: f.Data, Error: errorToProto(f.Err)}); err != nil {
+	ctx := stream.Context()
+	max := s.clampRead(req.GetMaxBytes())
+	budget := s.limits.CallBudget // what is left of it; no budget when 0
+	spent := false
+	for _, p := range req.GetPaths() {
+		msg := &pb.FileContent{Path: p}
+		var held int64
+		if spent {
+			// Once a file did not fit what was left, nothing more is read:
+			// reads capped at the remainder could each cost that much.
+			msg.Error = errorToProto(overBudgetError{path: p})
+		} else {
+			limit, short := max, false
+			if budget > 0 && budget < max {
+				limit, short = budget, true
+			}
+			var over bool
+			var err error
+			if held, over, err = s.readOne(ctx, msg, limit, short); err != nil {
+				return statusFromFSError(err)
+			}
+			if s.limits.CallBudget > 0 {
+				budget -= int64(len(msg.Data))
+				spent = over || budget <= 0
+			}
+		}
+		err := stream.Send(msg)
+		s.limits.InFlight.release(held)
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readOne fills msg with the file at msg.Path, read with the given cap. When
+// the cap is what is left of the budget (short), a file too large for it is
+// over the budget (over), not over the per-file cap. It returns the bytes it
+// holds of the host's in-flight allowance, for the caller to release once
+// the answer is sent, and an error only for the call's own failure (its
+// context ended), not the file's.
+func (s *hostFSServer) readOne(ctx context.Context, msg *pb.FileContent, limit int64, short bool) (held int64, over bool, err error) {
+	held, err = s.limits.InFlight.acquire(ctx, limit)
+	if err != nil {
+		return 0, false, err
+	}
+	data, err := s.fs.ReadFile(ctx, msg.Path, limit)
+	if short && errors.Is(err, shared.ErrTooLarge) {
+		err, over = overBudgetError{path: msg.Path}, true
+	}
+	msg.Data, msg.Error = data, errorToProto(err)
+	return held, over, nil
 }
 
 // hostFSClient is a plugin's HostFS: every call goes to the host.
@@ -100,7 +176,7 @@ func (c *hostFSClient) Resolve(ctx context.Context, path string) (string, error)
 }
 
 func (c *hostFSClient) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
-	resp, err := c.client.ReadDir(ctx, &pb.PathRequest{Path: path})
+	resp, err := c.client.ReadDir(ctx, &pb.PathRequest{Path: path}, grpc.MaxCallRecvMsgSize(ListingBytes+MetadataBytes))
 	if err != nil {
 		return nil, fsErrorFromStatus("readdir", path, err)
 	}

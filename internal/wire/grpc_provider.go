@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/rulebroker/rulebroker/shared"
 	pb "github.com/rulebroker/rulebroker/shared/providerv1"
@@ -17,6 +21,8 @@ import (
 type providerClient struct {
 	client pb.ProviderClient
 	broker *goplugin.GRPCBroker
+	limits HostFSLimits // for the HostFS it serves during Discover
+	failed func(error)  // see Config.HostFSFailed
 }
 
 func (c *providerClient) Describe(ctx context.Context) (shared.ProviderInfo, error) {
@@ -31,20 +37,60 @@ func (c *providerClient) Describe(ctx context.Context) (shared.ProviderInfo, err
 	}, nil
 }
 
+// hostFSServerOptions bound what the HostFS server accepts and sends: a
+// request is small, an answer is at most one file of the per-file cap (the
+// handlers clamp every read to it) or one directory listing.
+func hostFSServerOptions(maxReadBytes int64, failed func(error)) []grpc.ServerOption {
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(RequestBytes),
+		grpc.MaxSendMsgSize(max(MessageBytes(maxReadBytes), ListingBytes+MetadataBytes)),
+	}
+	if failed != nil {
+		opts = append(opts,
+			grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+				err := handler(srv, ss)
+				if err != nil && !isFSStatus(err) {
+					failed(err)
+				}
+				return err
+			}))
+	}
+	return opts
+}
+
+// isFSStatus reports an error that carries a file's error for the plugin
+// (statusFromFSError), as opposed to a failure of the call itself.
+func isFSStatus(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok {
+		return false
+	}
+	for _, d := range st.Details() {
+		if _, ok := d.(*pb.Error); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // Discover serves fsys to the plugin through the broker for the length of the
 // call, then streams the plugin's findings into sink.
 func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	limits := c.limits
+	if limits.MaxReadBytes <= 0 {
+		limits.MaxReadBytes = req.MaxRuleBytes
+	}
 	id := c.broker.NextId()
 	served := make(chan *grpc.Server, 1)
 	acceptDone := make(chan struct{})
 	go func() {
 		defer close(acceptDone)
 		c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-			s := grpc.NewServer(opts...)
-			pb.RegisterHostFSServer(s, &hostFSServer{fs: fsys})
+			s := grpc.NewServer(append(opts, hostFSServerOptions(limits.MaxReadBytes, c.failed)...)...)
+			pb.RegisterHostFSServer(s, &hostFSServer{fs: fsys, limits: limits})
 			served <- s
 			return s
 		})
@@ -69,7 +115,7 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 		Activation:     string(req.Activation),
 		ExtraDirs:      req.ExtraDirs,
 		MaxRuleBytes:   req.MaxRuleBytes,
-	})
+	}, callLimits(req.MaxRuleBytes)...)
 	if err != nil {
 		return callError(ctx, "discover", err)
 	}
@@ -107,6 +153,11 @@ func (s *providerServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	if info.Priority < math.MinInt32 || info.Priority > math.MaxInt32 {
+		// The protocol carries an int32; a wrapped value would rank the
+		// provider somewhere it never asked to be.
+		return nil, fmt.Errorf("priority %d does not fit the protocol's 32 bits", info.Priority)
+	}
 	// The protocol's capabilities field is left empty: no host reads it yet,
 	// and a provider has nothing to say in it until one does.
 	return &pb.DescribeResponse{
@@ -117,7 +168,8 @@ func (s *providerServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*
 }
 
 func (s *providerServer) Discover(req *pb.DiscoverRequest, stream grpc.ServerStreamingServer[pb.DiscoverResponse]) error {
-	conn, err := s.broker.Dial(req.GetHostFsBrokerId())
+	conn, err := s.broker.DialWithOptions(req.GetHostFsBrokerId(),
+		grpc.WithDefaultCallOptions(callLimits(req.GetMaxRuleBytes())...))
 	if err != nil {
 		return fmt.Errorf("connect to the host's filesystem: %w", err)
 	}
@@ -130,20 +182,45 @@ func (s *providerServer) Discover(req *pb.DiscoverRequest, stream grpc.ServerStr
 		Activation:    shared.ActivationMode(req.GetActivation()),
 		ExtraDirs:     req.GetExtraDirs(),
 		MaxRuleBytes:  req.GetMaxRuleBytes(),
-	}, fsys, streamSink{stream})
+	}, fsys, streamSink{stream: stream, limit: MessageBytes(req.GetMaxRuleBytes())})
 }
 
-// streamSink sends each finding as its own message.
+// streamSink sends each finding as its own message. It keeps the stream
+// alive whatever a provider hands it: a string that is not UTF-8 would make
+// gRPC fail the whole stream, and so would a message over the host's limit,
+// so each is turned into something the host accepts plus a warning naming
+// the file.
 type streamSink struct {
 	stream grpc.ServerStreamingServer[pb.DiscoverResponse]
+	limit  int // the host's receive limit for one message
 }
 
+// maxWarningBytes bounds a warning's message; a longer one is cut.
+const maxWarningBytes = 16 << 10
+
 func (s streamSink) Rule(r shared.Rule) error {
-	return s.stream.Send(&pb.DiscoverResponse{Item: &pb.DiscoverResponse_Rule{Rule: ruleToProto(r)}})
+	r, repaired := repairRule(r)
+	if len(repaired) > 0 {
+		if err := s.Warning(shared.Warning{Path: r.Path, Message: fmt.Sprintf(
+			"rule %q: %s not valid UTF-8; each invalid byte was replaced with U+FFFD", r.Name, strings.Join(repaired, ", "))}); err != nil {
+			return err
+		}
+	}
+	msg := &pb.DiscoverResponse{Item: &pb.DiscoverResponse_Rule{Rule: ruleToProto(r)}}
+	if n := proto.Size(msg); n > s.limit {
+		return s.Warning(shared.Warning{Path: r.Path, Message: fmt.Sprintf(
+			"rule %q not sent: it is %d bytes on the wire, over the host's limit of %d (the per-rule cap plus %d for metadata)",
+			r.Name, n, s.limit, MetadataBytes)})
+	}
+	return s.stream.Send(msg)
 }
 
 func (s streamSink) Warning(w shared.Warning) error {
+	msg := strings.ToValidUTF8(w.Message, "\uFFFD")
+	if len(msg) > maxWarningBytes {
+		msg = strings.ToValidUTF8(msg[:maxWarningBytes], "") + " … (cut)"
+	}
 	return s.stream.Send(&pb.DiscoverResponse{Item: &pb.DiscoverResponse_Warning{
-		Warning: &pb.Warning{Path: w.Path, Message: w.Message},
+		Warning: &pb.Warning{Path: strings.ToValidUTF8(w.Path, "\uFFFD"), Message: msg},
 	}})
 }

@@ -70,9 +70,17 @@ func Serve(impl shared.Provider, logger hclog.Logger) {
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: VersionedPlugins(impl),
-		GRPCServer:       goplugin.DefaultGRPCServer,
+		GRPCServer:       pluginServer,
 		Logger:           logger,
 	})
+}
+
+// pluginServer is the plugin's gRPC server. It receives only the host's
+// requests, which are small (RequestBytes). What it sends is bounded per
+// Discover call by the host's per-rule cap, which arrives with the request
+// (see streamSink), so its send limit is left to that check.
+func pluginServer(opts []grpc.ServerOption) *grpc.Server {
+	return goplugin.DefaultGRPCServer(append(opts, grpc.MaxRecvMsgSize(RequestBytes)))
 }
 
 // Config says how to start a provider process.
@@ -89,6 +97,18 @@ type Config struct {
 	Logger hclog.Logger
 	// Stderr receives what the provider writes to stderr.
 	Stderr io.Writer
+	// MaxRuleBytes is the host's per-rule cap (0: shared.DefaultMaxRuleBytes).
+	// The host refuses any message from the provider larger than it plus
+	// MetadataBytes, and answers no read with more than it.
+	MaxRuleBytes int64
+	// HostFS bounds what serving the host's filesystem to this provider may
+	// cost; its MaxReadBytes defaults to MaxRuleBytes.
+	HostFS HostFSLimits
+	// HostFSFailed, when set, is called for each HostFS call that failed in
+	// transport rather than with a file's error: a request over the limit,
+	// an answer that could not be sent. The provider's view of the host's
+	// files was then incomplete, whatever it reports.
+	HostFSFailed func(error)
 }
 
 // Client is a started provider process.
@@ -139,6 +159,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		Stderr:           cfg.Stderr,
 		SyncStdout:       io.Discard,
 		SyncStderr:       io.Discard,
+		GRPCDialOptions:  []grpc.DialOption{grpc.WithDefaultCallOptions(callLimits(cfg.MaxRuleBytes)...)},
 	})
 
 	// go-plugin's start does not watch ctx; killing the process group when
@@ -196,6 +217,11 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if !ok {
 		c.Kill()
 		return nil, &Error{Kind: ErrNoService, Op: "start", Detail: "the plugin set returned an unexpected type"}
+	}
+	prov.limits = cfg.HostFS
+	prov.failed = cfg.HostFSFailed
+	if prov.limits.MaxReadBytes <= 0 {
+		prov.limits.MaxReadBytes = cfg.MaxRuleBytes
 	}
 	c.Provider = prov
 	return c, nil

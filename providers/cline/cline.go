@@ -1,5 +1,5 @@
-// Package cline is the provider for Cline's rules, spec/002 §2: the nearest
-// .clinerules found searching upward from cwd (cwd itself first, up to the
+// Package cline is the provider for Cline's rules. In reference mode that is
+// the nearest .clinerules found searching upward from cwd (cwd itself first, up to the
 // filesystem root). A directory contributes its *.md files in file name
 // order, each named after its file (subdirectories such as hooks/ and
 // workflows/ are not rules); a file is one rule named "clinerules". All are

@@ -1,4 +1,4 @@
-// Package cursor is the provider for Cursor's rule files, spec/002 §2:
+// Package cursor is the provider for Cursor's rule files. In reference mode it reads:
 //
 //   - user:    ~/.cursor/rules/*.{mdc,md}
 //   - project: <cwd>/.cursor/rules/*.{mdc,md}
@@ -7,7 +7,7 @@
 //
 // User rules come first, then project rules, each directory in file name
 // order; a rule is named after its file without the extension. The legacy
-// .cursorrules file is not read (spec §9.1); a warning says so when one is
+// .cursorrules file is not read in reference mode (the reference never read it); a warning says so when one is
 // there. That is the reference mode; native mode (native.go) reads the rules
 // the way Cursor does.
 package cursor

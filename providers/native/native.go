@@ -1,5 +1,5 @@
 // Package native is the provider for rulebroker's own rules, the ".xcsh"
-// files of spec/002 §2:
+// files. In reference mode it reads:
 //
 //   - project: <cwd>/.xcsh/rules/*.{md,mdc}
 //   - user:    ~/.xcsh/agent/rules/*.{md,mdc}

@@ -1,11 +1,11 @@
-// Package windsurf is the provider for Windsurf's rule files, spec/002 §2:
+// Package windsurf is the provider for Windsurf's rule files. In reference mode it reads:
 //
 //   - user:    ~/.codeium/windsurf/memories/global_rules.md, one rule named
 //     "global_rules"
 //   - project: <cwd>/.windsurf/rules/*.md, named after the file
 //
 // The user rule comes first, then the project rules in file name order. The
-// legacy .windsurfrules file is not read (spec §9.1); a warning says so when
+// legacy .windsurfrules file is not read in reference mode (the reference never read it); a warning says so when
 // one is there. That is the reference mode; native mode (native.go) reads
 // the rules the way Windsurf does.
 package windsurf
