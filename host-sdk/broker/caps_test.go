@@ -18,6 +18,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
 	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/plugin"
 	"github.com/rulebroker/rulebroker/shared"
@@ -506,7 +507,8 @@ func TestThirdPartyMayNotTakeABuiltinsName(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		res, err := Load(context.Background(), Options{
 			Builtins:          []Builtin{testBuiltin("native", 100, "")},
-			PluginDirs:        []string{dir},
+			DevPluginDirs:     []string{dir},
+			Env:               append(sandbox.DefaultEnv(), testProviderEnv),
 			FS:                testFS(),
 			AllowBuiltinNames: allow,
 		}, shared.DiscoverRequest{Cwd: "/w"})
