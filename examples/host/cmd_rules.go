@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -36,10 +37,28 @@ type providerJSON struct {
 	DefaultPriority int    `json:"defaultPriority"`
 	Version         string `json:"version"`
 	Origin          string `json:"origin"`
-	PID             int    `json:"pid"`
-	Rules           int    `json:"rules"`
-	Partial         string `json:"partial,omitempty"`
-	Error           string `json:"error,omitempty"`
+	// Status is builtin, verified, unverified or refused.
+	Status  string `json:"status"`
+	SHA256  string `json:"sha256,omitempty"`
+	Sandbox string `json:"sandbox,omitempty"`
+	PID     int    `json:"pid"`
+	Rules   int    `json:"rules"`
+	Partial string `json:"partial,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+func providerRows(ps []broker.Provider) []providerJSON {
+	out := []providerJSON{}
+	for _, p := range ps {
+		pj := providerJSON{Name: p.Name, Priority: p.Priority, DefaultPriority: p.DefaultPriority,
+			Version: p.Version, Origin: p.Origin, Status: p.Status, SHA256: p.SHA256, Sandbox: p.Sandbox,
+			PID: p.PID, Rules: p.Rules, Partial: p.Partial}
+		if p.Err != nil {
+			pj.Error = p.Err.Error()
+		}
+		out = append(out, pj)
+	}
+	return out
 }
 
 type rulesJSON struct {
@@ -77,14 +96,7 @@ func cmdRules(ctx context.Context, cfg *config, args []string, _ io.Reader, stdo
 		}
 		doc.Rules = append(doc.Rules, rj)
 	}
-	for _, p := range res.Providers {
-		pj := providerJSON{Name: p.Name, Priority: p.Priority, DefaultPriority: p.DefaultPriority,
-			Version: p.Version, Origin: p.Origin, PID: p.PID, Rules: p.Rules, Partial: p.Partial}
-		if p.Err != nil {
-			pj.Error = p.Err.Error()
-		}
-		doc.Providers = append(doc.Providers, pj)
-	}
+	doc.Providers = providerRows(res.Providers)
 	doc.Warnings = warningsJSON(book.warnings)
 	if cfg.json {
 		return writeJSON(stdout, doc)
@@ -128,7 +140,7 @@ func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 	t.flush()
 
 	fmt.Fprintf(w, "\nPROVIDERS (%d)\n", len(doc.Providers))
-	t = newTable(w, "NAME", "PRIORITY", "VERSION", "PID", "RULES", "ORIGIN", "STATUS")
+	t = newTable(w, "NAME", "PRIORITY", "VERSION", "PID", "RULES", "ORIGIN", "STATUS", "TRUST", "SANDBOX")
 	for _, p := range doc.Providers {
 		prio := strconv.Itoa(p.Priority)
 		if p.Priority != p.DefaultPriority {
@@ -141,7 +153,10 @@ func printRules(w io.Writer, cfg *config, doc rulesJSON) {
 		case p.Partial != "":
 			status = "partial" // the warnings say why
 		}
-		t.row(p.Name, prio, p.Version, strconv.Itoa(p.PID), strconv.Itoa(p.Rules), p.Origin, status)
+		if p.Status == broker.StatusRefused {
+			status = "not started"
+		}
+		t.row(p.Name, prio, p.Version, strconv.Itoa(p.PID), strconv.Itoa(p.Rules), p.Origin, status, p.Status, p.Sandbox)
 	}
 	t.flush()
 

@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
+	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
 )
 
 // The test binary is every program the end-to-end tests run. testscript.Main
@@ -136,10 +137,23 @@ func TestScripts(t *testing.T) {
 			env.Setenv("DEMO", demo)
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("RULEBROKER_PLUGIN_PATH", "")
+			// Providers get only an allow-listed environment; RULEBROKER_*
+			// passes, so this marks every process the script starts,
+			// providers and what they start included.
+			env.Setenv(procMarkerEnv, env.WorkDir)
 			liveSetup(env)
 			return nil
 		},
+		// [landlock]: the kernel confines providers, so denials can be asserted.
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" {
+				_, ok := sandbox.Probe()
+				return ok, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"timer":        cmdTimer,
 			"noprocs":      cmdNoProcs,
 			"waitproc":     cmdWaitProc,
 			"json":         cmdJSON,
@@ -200,10 +214,13 @@ func cmdInstallProvider(ts *testscript.TestScript, neg bool, args []string, binD
 	}
 }
 
+// procMarkerEnv marks the processes a script starts, in their environment.
+const procMarkerEnv = "RULEBROKER_E2E_WORK"
+
 // scriptProcs lists live processes started from this script: every process
-// the host or a provider runs inherits the script's WORK variable.
+// the host or a provider runs inherits procMarkerEnv.
 func scriptProcs(ts *testscript.TestScript) []string {
-	marker := []byte("WORK=" + ts.Getenv("WORK") + "\x00")
+	marker := []byte(procMarkerEnv + "=" + ts.Getenv("WORK") + "\x00")
 	self := fmt.Sprint(os.Getpid())
 	entries, _ := os.ReadDir("/proc")
 	var out []string
@@ -313,4 +330,27 @@ func jsonAt(v any, path string) (string, error) {
 		}
 	}
 	return fmt.Sprint(v), nil
+}
+
+// timer start | timer below DURATION: how long the commands between took,
+// checked against a generous bound (the host's deadline plus a constant),
+// for a host that must not hang, never as a speed measurement.
+func cmdTimer(ts *testscript.TestScript, neg bool, args []string) {
+	switch {
+	case len(args) == 1 && args[0] == "start":
+		ts.Setenv("TIMER_START", strconv.FormatInt(time.Now().UnixNano(), 10))
+	case len(args) == 2 && args[0] == "below":
+		limit, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		start, err := strconv.ParseInt(ts.Getenv("TIMER_START"), 10, 64)
+		if err != nil {
+			ts.Fatalf("timer below before timer start")
+		}
+		took := time.Since(time.Unix(0, start))
+		if (took < limit) == neg {
+			ts.Fatalf("took %v, limit %v", took.Round(time.Millisecond), limit)
+		}
+	default:
+		ts.Fatalf("usage: timer start | timer below DURATION")
+	}
 }

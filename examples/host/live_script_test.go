@@ -130,7 +130,7 @@ func scriptEnv(ts *testscript.TestScript) []string {
 		}
 		env = append(env, kv)
 	}
-	for _, k := range []string{"WORK", "HOME", "PATH", "DSH_HOME", "BIN", "DEMO", "TMPDIR"} {
+	for _, k := range []string{"WORK", "HOME", "PATH", "DSH_HOME", "BIN", "DEMO", "TMPDIR", procMarkerEnv} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

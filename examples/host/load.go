@@ -73,12 +73,17 @@ func brokerSetup(ctx context.Context, cfg *config) (broker.Options, shared.Disco
 		warns = append(warns, diag.Warning{Message: w.String()})
 	}
 	return broker.Options{
-		Builtins:   linked,
-		PluginDirs: broker.PluginDirs(cfg.pluginDirs, os.Getenv(broker.PluginPathEnv), cfg.home),
-		FS:         fsys,
-		Timeout:    cfg.timeout,
-		Priority:   cfg.priority,
-		Activation: cfg.activation,
+		Builtins: linked,
+		// --plugin-dir is the developer's explicit choice and runs without
+		// the lock; the plugin path and ~/.rulebroker/plugins need it.
+		DevPluginDirs: cfg.pluginDirs,
+		PluginDirs:    broker.PluginDirs(nil, os.Getenv(broker.PluginPathEnv), cfg.home),
+		LockFile:      lockFile(cfg),
+		TrustHint:     trustCommand,
+		FS:            fsys,
+		Timeout:       cfg.timeout,
+		Priority:      cfg.priority,
+		Activation:    cfg.activation,
 
 		MaxRuleBytes:        cfg.caps.maxRuleBytes,
 		MaxRulesPerProvider: cfg.caps.maxRules,

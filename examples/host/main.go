@@ -10,6 +10,7 @@
 //	host read         [flags] rule://NAME  one rule's content
 //	host instructions [flags]            the workspace instructions baseline
 //	host session      [flags]            JSON events on stdin, one JSON line out per event
+//	host plugins      [flags] [trust PATH...]  the providers found and how far they are trusted
 //
 // The same binary serves its built-in providers: the broker re-executes it with
 // RULEBROKER_SERVE_BUILTIN set, and main serves that provider instead.
@@ -25,10 +26,14 @@ import (
 	"syscall"
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
+	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
 	"github.com/rulebroker/rulebroker/plugin"
 )
 
 func main() {
+	// Started as a provider's sandbox trampoline: confine, then become the
+	// provider. Never returns in that mode.
+	sandbox.Main()
 	if name := broker.BuiltinRequested(); name != "" {
 		p, ok := builtinProvider(name)
 		if !ok {
@@ -105,6 +110,8 @@ func lookup(name string) (command, bool) {
 		return cmdInstructions, true
 	case "session":
 		return cmdSession, true
+	case "plugins":
+		return cmdPlugins, true
 	}
 	return nil, false
 }
@@ -117,12 +124,19 @@ commands:
   read URL       the content of rule://NAME
   instructions   the workspace instructions baseline: loaded scopes and the message
   session        JSON events on stdin, one JSON line per event on stdout
+  plugins        every provider found: status (builtin, verified, unverified,
+                 refused and why), version, priorities, sha256, sandbox
+  plugins trust PATH...
+                 record binaries in ~/.rulebroker/plugins.lock (under --home);
+                 binaries from $RULEBROKER_PLUGIN_PATH and ~/.rulebroker/plugins
+                 run only when it lists their exact bytes
 
 flags (all commands):
   --cwd DIR              working directory (default .)
   --home DIR             home directory (default $HOME)
-  --plugin-dir DIR       a directory of rulebroker-provider-* binaries (repeatable);
-                         then $RULEBROKER_PLUGIN_PATH, then ~/.rulebroker/plugins
+  --plugin-dir DIR       a directory of rulebroker-provider-* binaries (repeatable),
+                         run without the lock (unverified); then
+                         $RULEBROKER_PLUGIN_PATH, then ~/.rulebroker/plugins
   --json                 one JSON document instead of tables
   --no-builtins          start only the providers found in plugin directories
   --timeout DURATION     per-provider deadline (default 5s)

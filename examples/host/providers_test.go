@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -38,6 +41,12 @@ var providerCommands = map[string]func(){
 	"badprio":    func() { plugin.Serve(badPriority{}) },
 	"flood":      func() { wire.Serve(flood{}, nil) },
 	"hugerule":   serveHugeRule,
+
+	// Providers that try what the sandbox must stop; each reports in
+	// warnings how far it got.
+	"envdump": func() { wire.Serve(hostile{mode: "envdump"}, nil) },
+	"reader":  func() { wire.Serve(hostile{mode: "reader"}, nil) },
+	"spawner": func() { wire.Serve(hostile{mode: "spawner"}, nil) },
 }
 
 // impostor calls itself "native" with a higher priority, to shadow the
@@ -164,4 +173,46 @@ func serveWrongVersion() {
 		Plugins:         wire.VersionedPlugins(nil)[shared.ProtocolVersion],
 		GRPCServer:      goplugin.DefaultGRPCServer,
 	})
+}
+
+// hostile does what a provider must not be able to do:
+//
+//	envdump   reports its whole environment
+//	reader    os.ReadFile on each path in $RULEBROKER_HOSTILE_READ
+//	          (colon-separated), behind the host's HostFS
+//	spawner   starts a child that keeps its stdout and stderr, reports the
+//	          child's pid, then hangs in Discover
+type hostile struct{ mode string }
+
+func (h hostile) Describe(context.Context) (shared.ProviderInfo, error) {
+	return shared.ProviderInfo{Name: h.mode, Version: "0.0.1", Priority: 10}, nil
+}
+
+func (h hostile) Discover(_ context.Context, _ shared.DiscoverRequest, _ shared.HostFS, sink shared.Sink) error {
+	switch h.mode {
+	case "envdump":
+		return sink.Warning(shared.Warning{Message: "env: " + strings.Join(os.Environ(), " ")})
+	case "reader":
+		for _, p := range filepath.SplitList(os.Getenv("RULEBROKER_HOSTILE_READ")) {
+			data, err := os.ReadFile(p)
+			msg := "read " + p + ": " + strconv.Quote(string(data))
+			if err != nil {
+				msg = "read " + p + " failed: " + err.Error()
+			}
+			if err := sink.Warning(shared.Warning{Message: msg}); err != nil {
+				return err
+			}
+		}
+	case "spawner":
+		child := exec.Command("sleep", "300")
+		child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		if err := child.Start(); err != nil {
+			return err
+		}
+		if err := sink.Warning(shared.Warning{Message: "child pid " + strconv.Itoa(child.Process.Pid)}); err != nil {
+			return err
+		}
+		select {}
+	}
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -30,9 +29,30 @@ type Options struct {
 	// Builtins are the providers the host links, in registration order. The
 	// conventional order is native, cursor, windsurf, cline.
 	Builtins []Builtin
-	// PluginDirs are searched for third-party rulebroker-provider-* binaries;
-	// see PluginDirs for the conventional list.
+	// DevPluginDirs are searched first for rulebroker-provider-* binaries:
+	// directories a developer named explicitly (e.g. --plugin-dir). Their
+	// binaries run without the lock file, marked StatusUnverified.
+	DevPluginDirs []string
+	// PluginDirs are then searched for third-party binaries that run only
+	// if LockFile lists their checksum; see PluginDirs for the conventional
+	// list.
 	PluginDirs []string
+	// LockFile lists the trusted binaries (see package trust);
+	// conventionally trust.DefaultLockFile(home). Empty: no binary from
+	// PluginDirs is trusted.
+	LockFile string
+	// TrustHint returns the command that trusts the binary at path, for the
+	// warning about an untrusted one; nil says to add it to LockFile.
+	TrustHint func(path string) string
+	// Env is the allow-list of host environment variables a provider gets
+	// ("NAME" or "PREFIX*"); sandbox.DefaultEnv() when nil.
+	Env []string
+	// Unconfined starts providers without Landlock; they still get only the
+	// allow-listed environment.
+	Unconfined bool
+	// ReadExec are paths providers may read and execute besides their own
+	// binary and sandbox.SystemReadExec().
+	ReadExec []string
 	// FS is the filesystem served to providers. Required.
 	FS shared.HostFS
 	// Timeout per provider; DefaultTimeout when zero.
@@ -133,10 +153,18 @@ type Provider struct {
 	Priority        int    // after any override
 	DefaultPriority int    // what the provider asked for
 	Origin          string // "builtin" or the binary's path
-	PID             int
-	Rules           int      // rules it contributed, shadowed included
-	Reads           []string // every path it asked the host about
-	Refused         []string // the paths among them the host's policy refused
+	// Status is StatusBuiltin, StatusVerified, StatusUnverified or
+	// StatusRefused (not started; Err says why).
+	Status string
+	// SHA256 of the binary's bytes as executed; empty for built-ins.
+	SHA256 string
+	// Sandbox is how the process was confined: "landlock vN" or
+	// "none: <why>"; empty when it was not started.
+	Sandbox string
+	PID     int
+	Rules   int      // rules it contributed, shadowed included
+	Reads   []string // every path it asked the host about
+	Refused []string // the paths among them the host's policy refused
 	// Partial says why the provider's rules may be incomplete although it
 	// did not fail: the cap it reached (its stream was cut there), or a
 	// HostFS call that failed in transport. Empty when complete.
@@ -179,6 +207,7 @@ func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result
 
 	var res Result
 	launches, warnings := findLaunches(opts)
+	defer closeLaunches(launches)
 	res.Warnings = warnings
 
 	outcomes := make([]outcome, len(launches))
@@ -223,13 +252,6 @@ func refusedWarning(providers []Provider) (diag.Warning, bool) {
 		"the host's filesystem policy kept %d path(s) from the providers, so no rules were loaded from them: %s", len(paths), list)}, true
 }
 
-// launch is one provider to start.
-type launch struct {
-	name    string
-	origin  string
-	command func() (*exec.Cmd, error)
-}
-
 type outcome struct {
 	provider Provider
 	rules    []shared.Rule
@@ -271,17 +293,18 @@ func (out *outcome) fail(stderr *stderrTail, err error) {
 // out.provider. On failure it returns nil, out.provider.Err says why, and
 // no process is left behind.
 func (l launch) start(ctx context.Context, opts Options, out *outcome) *started {
-	out.provider = Provider{Name: l.name, Origin: l.origin}
+	out.provider = Provider{Name: l.name, Origin: l.origin, Status: l.status, SHA256: l.sha256}
 	stderr := &stderrTail{}
-	cmd, err := l.command()
-	if err != nil {
-		out.fail(stderr, err)
+	if l.refused != nil {
+		out.fail(stderr, l.refused)
 		return nil
 	}
-	tieToHost(cmd)
+	out.provider.Sandbox = l.sandbox.desc
 	fsFailures := &firstError{}
 	client, err := wire.Start(ctx, wire.Config{
-		Cmd:          cmd,
+		Command: func(socketDir string) (*exec.Cmd, error) {
+			return l.command(opts, socketDir)
+		},
 		StartTimeout: opts.Timeout,
 		Logger:       opts.Logger.Named(l.name),
 		Stderr:       stderr,
@@ -458,32 +481,6 @@ func (c *collect) Warning(w shared.Warning) error {
 	return nil
 }
 
-// findLaunches lists the providers to start, in registration order: the
-// built-ins, then the plugin directories' binaries.
-func findLaunches(opts Options) ([]launch, []diag.Warning) {
-	var warnings []diag.Warning
-	var launches []launch
-	for _, b := range opts.Builtins {
-		launches = append(launches, launch{name: b.Name, origin: "builtin", command: b.Command})
-	}
-	found, hidden, problems := findBinaries(opts.PluginDirs)
-	for _, p := range problems {
-		warnings = append(warnings, diag.Warning{Message: "cannot list plugin directory: " + p.Error()})
-	}
-	for _, path := range hidden {
-		warnings = append(warnings, diag.Warning{Source: path, Path: path,
-			Message: "ignored: a provider binary of the same name comes earlier in the plugin path"})
-	}
-	for _, c := range found {
-		path := c.path
-		launches = append(launches, launch{name: filepath.Base(path), origin: path, command: func() (*exec.Cmd, error) {
-			return exec.Command(path), nil
-		}})
-	}
-
-	return launches, warnings
-}
-
 // assemble merges the providers' outcomes into res, in registration order,
 // with a warning for each provider that failed.
 func assemble(opts Options, launches []launch, outcomes []outcome, res *Result) {
@@ -519,7 +516,11 @@ func assemble(opts Options, launches []launch, outcomes []outcome, res *Result) 
 			if who == "builtin" {
 				who = "built-in provider " + launches[i].name
 			}
-			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Message: "provider skipped: " + p.Err.Error()})
+			what := "provider skipped: "
+			if p.Status == StatusRefused {
+				what = "provider refused, not started: "
+			}
+			res.Warnings = append(res.Warnings, diag.Warning{Source: who, Message: what + p.Err.Error()})
 		} else {
 			sets = append(sets, providerRules{Name: p.Name, Priority: p.Priority, Order: i, Rules: o.rules})
 		}

@@ -18,6 +18,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
 	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/plugin"
 	"github.com/rulebroker/rulebroker/shared"
@@ -117,11 +118,7 @@ func (p sdkDir) Discover(_ context.Context, req plugin.Request) (plugin.Result, 
 }
 
 func sdkBuiltin(name string) Builtin {
-	return Builtin{Name: name, Command: func() (*exec.Cmd, error) {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), testProviderEnv+"=sdk:"+name)
-		return cmd, nil
-	}}
+	return Builtin{Name: name, Env: []string{"GORACE=atexit_sleep_ms=0", testProviderEnv + "=sdk:" + name}}
 }
 
 // rawProvider speaks the protocol without the SDK's or the wire's checks.
@@ -196,11 +193,7 @@ func serveRaw(spec string) {
 }
 
 func rawBuiltin(name, spec string) Builtin {
-	return Builtin{Name: name, Command: func() (*exec.Cmd, error) {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), testProviderEnv+"=raw:"+spec)
-		return cmd, nil
-	}}
+	return Builtin{Name: name, Env: []string{"GORACE=atexit_sleep_ms=0", testProviderEnv + "=raw:" + spec}}
 }
 
 // runTestHost is the host process of TestHostPeakRSSAgainstFloodAndHugeRule:
@@ -514,7 +507,8 @@ func TestThirdPartyMayNotTakeABuiltinsName(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		res, err := Load(context.Background(), Options{
 			Builtins:          []Builtin{testBuiltin("native", 100, "")},
-			PluginDirs:        []string{dir},
+			DevPluginDirs:     []string{dir},
+			Env:               append(sandbox.DefaultEnv(), testProviderEnv),
 			FS:                testFS(),
 			AllowBuiltinNames: allow,
 		}, shared.DiscoverRequest{Cwd: "/w"})

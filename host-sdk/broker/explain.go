@@ -23,6 +23,10 @@ func explain(op string, err error, timeout time.Duration) error {
 		switch {
 		case errors.Is(we, wire.ErrJunk):
 			return fmt.Errorf("failed to start: it printed %q on stdout instead of a go-plugin handshake", clipLine(we.Detail))
+		case errors.Is(we, wire.ErrTimeout):
+			// go-plugin's start timeout or the caller's deadline, whichever
+			// fired first: the same deadline either way.
+			return fmt.Errorf("failed to start: timed out after %v", timeout)
 		case errors.Is(we, wire.ErrNoService):
 			return fmt.Errorf("no provider service: %s", we.Detail)
 		case we.Detail == "":

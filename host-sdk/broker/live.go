@@ -288,7 +288,7 @@ func (l *Live) assemble() Result {
 			o = p.good
 		}
 		if o == nil {
-			o = &outcome{provider: Provider{Name: p.launch.name, Origin: p.launch.origin}}
+			o = &outcome{provider: Provider{Name: p.launch.name, Origin: p.launch.origin, Status: p.launch.status}}
 		}
 		outcomes[i] = *o
 		row := &outcomes[i].provider
@@ -467,4 +467,9 @@ func (l *Live) Close() {
 		p.proc = nil
 	}
 	wg.Wait()
+	for _, p := range l.provs {
+		if p.launch.file != nil {
+			p.launch.file.Close()
+		}
+	}
 }

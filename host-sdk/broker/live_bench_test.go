@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,11 +29,7 @@ var realProviders = map[string]func() plugin.Provider{
 func realBuiltins() []Builtin {
 	var out []Builtin
 	for _, name := range []string{"native", "cursor", "windsurf", "cline"} {
-		out = append(out, Builtin{Name: name, Command: func() (*exec.Cmd, error) {
-			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), realProviderEnv+"="+name)
-			return cmd, nil
-		}})
+		out = append(out, Builtin{Name: name, Env: []string{realProviderEnv + "=" + name}})
 	}
 	return out
 }

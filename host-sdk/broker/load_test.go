@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
+	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
+	"github.com/rulebroker/rulebroker/host-sdk/trust"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
 	"github.com/rulebroker/rulebroker/internal/wire"
@@ -26,6 +29,7 @@ import (
 const testProviderEnv = "BROKER_TEST_PROVIDER"
 
 func TestMain(m *testing.M) {
+	sandbox.Main()
 	if name := os.Getenv(realProviderEnv); name != "" {
 		plugin.Serve(realProviders[name]())
 		os.Exit(0)
@@ -64,8 +68,23 @@ func (p testProvider) Describe(context.Context) (shared.ProviderInfo, error) {
 // Discover reads <cwd>/rule.md through the host and offers it under a name
 // every test provider shares, plus one rule of its own.
 func (p testProvider) Discover(ctx context.Context, req shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
-	if p.mode == "hang" {
+	switch p.mode {
+	case "hang":
 		select {} // ignores cancellation, like a provider stuck in a system call
+	case "env":
+		return sink.Warning(shared.Warning{Message: strings.Join(os.Environ(), " ")})
+	case "spawn":
+		// A child that keeps the provider's stdout and stderr, then a hang:
+		// the host must neither wait for the pipes nor leave the child.
+		child := exec.Command("sleep", "300")
+		child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		if err := child.Start(); err != nil {
+			return err
+		}
+		if err := sink.Warning(shared.Warning{Message: "child " + strconv.Itoa(child.Process.Pid)}); err != nil {
+			return err
+		}
+		select {}
 	}
 	if p.mode == "list" {
 		return discoverList(ctx, req, fsys, sink)
@@ -111,11 +130,7 @@ func discoverList(ctx context.Context, req shared.DiscoverRequest, fsys shared.H
 }
 
 func testBuiltin(name string, priority int, mode string) Builtin {
-	return Builtin{Name: name, Command: func() (*exec.Cmd, error) {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", testProviderEnv+"="+name+":"+strconv.Itoa(priority)+":"+mode)
-		return cmd, nil
-	}}
+	return Builtin{Name: name, Env: []string{"GORACE=atexit_sleep_ms=0", testProviderEnv + "=" + name + ":" + strconv.Itoa(priority) + ":" + mode}}
 }
 
 func testFS() *workfstest.Mem {
@@ -188,7 +203,7 @@ func TestLoadHungProviderCostsOnlyItself(t *testing.T) {
 	res, err := Load(context.Background(), Options{
 		Builtins: []Builtin{testBuiltin("stuck", 100, "hang"), testBuiltin("fine", 50, "")},
 		FS:       testFS(),
-		Timeout:  time.Second,
+		Timeout:  3 * time.Second, // room for the well-behaved one on a loaded machine
 	}, shared.DiscoverRequest{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +212,7 @@ func TestLoadHungProviderCostsOnlyItself(t *testing.T) {
 		t.Fatalf("rules = %v", got)
 	}
 	stuck := res.Providers[0]
-	if stuck.Err == nil || !strings.Contains(stuck.Err.Error(), "timed out after 1s") {
+	if stuck.Err == nil || !strings.Contains(stuck.Err.Error(), "timed out after 3s") {
 		t.Fatalf("stuck provider error = %v", stuck.Err)
 	}
 	if processAlive(stuck.PID) {
@@ -259,6 +274,136 @@ func processAlive(pid int) bool {
 	if pid == 0 {
 		return false
 	}
+	// A killed process whose new parent has not reaped it yet is dead.
+	if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return false
+		}
+	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func TestLoadKillsWhatAProviderStartedAndDoesNotWaitForItsPipes(t *testing.T) {
+	const timeout = 2 * time.Second
+	start := time.Now()
+	res, err := Load(context.Background(), Options{
+		Builtins: []Builtin{testBuiltin("spawner", 50, "spawn")},
+		FS:       testFS(),
+		Timeout:  timeout,
+	}, shared.DiscoverRequest{Cwd: "/w"})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A generous bound, not a timing measurement: before the process group
+	// and the owned pipes, this Load never returned.
+	if took > timeout+2*time.Second {
+		t.Errorf("Load took %v with a %v deadline", took, timeout)
+	}
+	var child int
+	for _, w := range res.Warnings {
+		if n, ok := strings.CutPrefix(w.Message, "child "); ok {
+			child, _ = strconv.Atoi(n)
+		}
+	}
+	if child == 0 {
+		t.Fatalf("the provider did not report its child: %v", res.Warnings)
+	}
+	if processAlive(child) {
+		t.Errorf("the provider's child (pid %d) outlived Load", child)
+	}
+}
+
+func TestLoadGivesProvidersOnlyTheAllowListedEnvironment(t *testing.T) {
+	t.Setenv("ACME_API_KEY", "s3cret-value")
+	t.Setenv("RULEBROKER_VISIBLE", "yes")
+	res, err := Load(context.Background(), Options{
+		Builtins: []Builtin{testBuiltin("env", 50, "env")},
+		FS:       testFS(),
+	}, shared.DiscoverRequest{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) == 0 {
+		t.Fatal("no environment reported")
+	}
+	env := res.Warnings[0].Message
+	if strings.Contains(env, "s3cret-value") || !strings.Contains(env, "RULEBROKER_VISIBLE=yes") ||
+		strings.Contains(env, "RULEBROKER_SANDBOX_") {
+		t.Errorf("provider environment: %s", env)
+	}
+	if p := res.Providers[0]; p.Status != StatusBuiltin || p.Sandbox == "" {
+		t.Errorf("provider %+v", p)
+	}
+}
+
+// thirdParty copies the test binary into a fresh plugin directory as a
+// third-party provider.
+func thirdParty(t *testing.T) (dir, bin string) {
+	dir = t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(dir, BinaryPrefix+"tp")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(testProviderEnv, "tp:30:")
+	return dir, bin
+}
+
+func TestLoadRunsOnlyWhatTheLockTrusts(t *testing.T) {
+	dir, bin := thirdParty(t)
+	lockFile := filepath.Join(t.TempDir(), "plugins.lock")
+	opts := Options{
+		PluginDirs: []string{dir}, LockFile: lockFile, FS: testFS(),
+		Env:       append(sandbox.DefaultEnv(), testProviderEnv),
+		TrustHint: func(p string) string { return "host plugins trust " + p },
+	}
+	load := func() Provider {
+		t.Helper()
+		res, err := Load(context.Background(), opts, shared.DiscoverRequest{Cwd: "/w"})
+		if err != nil || len(res.Providers) != 1 {
+			t.Fatalf("Load: %v, %+v", err, res.Providers)
+		}
+		return res.Providers[0]
+	}
+
+	p := load()
+	if p.Status != StatusRefused || p.PID != 0 || !strings.Contains(p.Err.Error(), "run: host plugins trust "+bin) {
+		t.Fatalf("untrusted binary: %+v", p)
+	}
+
+	var l trust.Lock
+	if _, err := trust.Trust(&l, bin, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := trust.Write(lockFile, l); err != nil {
+		t.Fatal(err)
+	}
+	if p = load(); p.Status != StatusVerified || p.Err != nil || p.Rules != 2 || len(p.SHA256) != 64 {
+		t.Fatalf("trusted binary: %+v", p)
+	}
+
+	f, err := os.OpenFile(bin, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("swapped"))
+	f.Close()
+	if p = load(); p.Status != StatusRefused || !strings.Contains(p.Err.Error(), "changed since it was trusted") ||
+		!strings.Contains(p.Err.Error(), "host plugins trust "+bin) {
+		t.Fatalf("changed binary: %+v", p)
+	}
+
+	// The developer's own directory runs without the lock.
+	opts.PluginDirs, opts.DevPluginDirs = nil, []string{dir}
+	if p = load(); p.Status != StatusUnverified || p.Err != nil {
+		t.Fatalf("--plugin-dir binary: %+v", p)
+	}
 }

@@ -16,10 +16,12 @@ import (
 	"context"
 	"io"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 
 	"github.com/rulebroker/rulebroker/shared"
@@ -83,8 +85,12 @@ func pluginServer(opts []grpc.ServerOption) *grpc.Server {
 
 // Config says how to start a provider process.
 type Config struct {
-	// Cmd is the provider process, not yet started.
-	Cmd *exec.Cmd
+	// Command returns the provider process, not yet started, with its whole
+	// environment in Env (nothing of the host's is added, only go-plugin's
+	// handshake variables) and Stdout and Stderr unset. socketDir is a fresh
+	// directory, for this provider alone, where it creates its socket and
+	// where the host's sockets for it are; go-plugin removes it on Kill.
+	Command func(socketDir string) (*exec.Cmd, error)
 	// StartTimeout bounds the start and the handshake.
 	StartTimeout time.Duration
 	// Logger receives go-plugin's logs and the provider's hclog output.
@@ -108,6 +114,9 @@ type Config struct {
 // Client is a started provider process.
 type Client struct {
 	client *goplugin.Client
+	mu     sync.Mutex // guards runner and runErr, set from go-plugin's start
+	runner *procRunner
+	runErr error
 	// Provider calls the provider. Its errors are *Error values for every
 	// transport or remote failure.
 	Provider shared.Provider
@@ -117,13 +126,33 @@ type Client struct {
 
 // Start starts the provider process and completes the handshake. A failure
 // is an *Error of kind ErrStart, ErrJunk, ErrProtocol, ErrNoService,
-// ErrTimeout or ErrCanceled, and no process is left behind. ctx only helps
-// classify a failure; StartTimeout is what bounds the start.
+// ErrTimeout or ErrCanceled, and no process is left behind. The start ends
+// at StartTimeout or when ctx ends, whichever comes first, plus the bounded
+// cleanup of Kill.
 func Start(ctx context.Context, cfg Config) (*Client, error) {
-	client := goplugin.NewClient(&goplugin.ClientConfig{
+	c := &Client{}
+	c.client = goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake(),
 		VersionedPlugins: VersionedPlugins(nil),
-		Cmd:              cfg.Cmd,
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
+			cmd, err := cfg.Command(socketDir)
+			if err == nil {
+				// go-plugin's handshake variables, PLUGIN_UNIX_SOCKET_DIR among them.
+				cmd.Env = append(cmd.Env, spec.Env...)
+				var r *procRunner
+				if r, err = newProcRunner(cmd); err == nil {
+					c.mu.Lock()
+					c.runner = r
+					c.mu.Unlock()
+					return r, nil
+				}
+			}
+			c.mu.Lock()
+			c.runErr = err
+			c.mu.Unlock()
+			return nil, err
+		},
+		SkipHostEnv:      true,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Logger:           cfg.Logger,
 		StartTimeout:     cfg.StartTimeout,
@@ -132,23 +161,61 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		SyncStderr:       io.Discard,
 		GRPCDialOptions:  []grpc.DialOption{grpc.WithDefaultCallOptions(callLimits(cfg.MaxRuleBytes)...)},
 	})
-	c := &Client{client: client}
-	rpc, err := client.Client()
-	if err != nil {
-		client.Kill()
-		return nil, startError(ctx, err)
+
+	// go-plugin's start does not watch ctx; killing the process group when
+	// ctx ends makes it return ("exited before we could connect") at once.
+	type started struct {
+		rpc goplugin.ClientProtocol
+		err error
 	}
-	if rc := client.ReattachConfig(); rc != nil {
-		c.PID = rc.Pid
+	done := make(chan started, 1)
+	go func() {
+		rpc, err := c.client.Client()
+		done <- started{rpc, err}
+	}()
+	var st started
+	select {
+	case st = <-done:
+	case <-ctx.Done():
+		c.killGroup()
+		select {
+		case st = <-done:
+		case <-time.After(killWait):
+			st.err = ctx.Err()
+		}
+		if st.err == nil {
+			st.err = ctx.Err()
+		}
 	}
-	raw, err := rpc.Dispense(shared.PluginName)
+	if st.err != nil {
+		c.Kill()
+		c.mu.Lock()
+		runErr := c.runErr
+		c.mu.Unlock()
+		if runErr != nil {
+			return nil, startError(ctx, runErr)
+		}
+		if ctx.Err() != nil {
+			return nil, startError(ctx, ctx.Err())
+		}
+		return nil, startError(ctx, st.err)
+	}
+	c.mu.Lock()
+	r := c.runner
+	c.mu.Unlock()
+	if r != nil {
+		r.mu.Lock()
+		c.PID = r.pid
+		r.mu.Unlock()
+	}
+	raw, err := st.rpc.Dispense(shared.PluginName)
 	if err != nil {
-		client.Kill()
+		c.Kill()
 		return nil, &Error{Kind: ErrNoService, Op: "start", Detail: firstLine(err.Error()), Err: err}
 	}
 	prov, ok := raw.(*providerClient)
 	if !ok {
-		client.Kill()
+		c.Kill()
 		return nil, &Error{Kind: ErrNoService, Op: "start", Detail: "the plugin set returned an unexpected type"}
 	}
 	prov.limits = cfg.HostFS
@@ -160,5 +227,30 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Kill stops the provider process and waits for it to exit.
-func (c *Client) Kill() { c.client.Kill() }
+// Kill stops the provider: its whole process group first, so that nothing
+// it started survives and nothing can hold go-plugin's cleanup up, then
+// go-plugin's own cleanup, waited for at most killWait.
+func (c *Client) Kill() {
+	c.killGroup()
+	done := make(chan struct{})
+	go func() {
+		c.client.Kill()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(killWait):
+		// Only a process that left the provider's group and holds a
+		// connection could get here; the host goes on without it.
+	}
+}
+
+// killGroup kills the provider's process group, if it was started.
+func (c *Client) killGroup() {
+	c.mu.Lock()
+	r := c.runner
+	c.mu.Unlock()
+	if r != nil {
+		_ = r.Kill(context.Background())
+	}
+}
