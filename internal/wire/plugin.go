@@ -58,7 +58,7 @@ func (p *providerPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server)
 
 // GRPCClient returns the host's view of a provider: a Provider.
 func (p *providerPlugin) GRPCClient(_ context.Context, broker *goplugin.GRPCBroker, c *grpc.ClientConn) (interface{}, error) {
-	return &providerClient{client: pb.NewProviderClient(c), broker: broker}, nil
+	return newProviderClient(c, broker), nil
 }
 
 // Serve runs impl as a provider plugin process and returns when the host is
@@ -161,4 +161,9 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 }
 
 // Kill stops the provider process and waits for it to exit.
-func (c *Client) Kill() { c.client.Kill() }
+func (c *Client) Kill() {
+	c.client.Kill()
+	if p, ok := c.Provider.(*providerClient); ok {
+		p.closeHostFS()
+	}
+}
