@@ -19,13 +19,14 @@ import (
 	"github.com/rulebroker/rulebroker/shared"
 )
 
-// Restart backoff: a provider that died is restarted on the first round at
-// least this long after the crash, the delay doubling with each crash in a
-// row up to the cap.
+// Restart backoff: a provider that died, or that failed to start or to
+// describe itself, is started again on the first round at least this long
+// after the failure, the delay doubling with each failure in a row up to the
+// cap.
 const (
 	firstBackoff = time.Second
 	maxBackoff   = time.Minute
-	// degradedAfter crashes in a row mark a provider degraded.
+	// degradedAfter failures in a row mark a provider degraded.
 	degradedAfter = 3
 	// maxExtraDirs caps the touched directories sent to providers.
 	maxExtraDirs = 10_000
@@ -83,12 +84,16 @@ type liveProvider struct {
 	// attempt. They differ while a failed provider keeps its last rules.
 	good, last *outcome
 	facts      *factSet
-	// Crash bookkeeping: crashes in a row, when the process was started,
-	// and when it may be restarted.
+	// Failure bookkeeping: failures (crashes and failed starts) in a row,
+	// crashes in all, when the process was started, and when it may be
+	// started again.
 	streak    int
 	crashes   int
 	startedAt time.Time
 	nextStart time.Time
+	// warned says the current failure episode — from a failure until the
+	// provider runs again — has had its one warning.
+	warned bool
 }
 
 // Change is what one round changed.
@@ -99,7 +104,8 @@ type Change struct {
 	// nothing to learn): see rulebook.ChangeMessage.
 	Message string
 	// Discovered names the providers that ran Discover this round;
-	// Restarted those whose process was started again.
+	// Restarted those whose process was started again, or started at last
+	// after failing to start.
 	Discovered []string
 	Restarted  []string
 	// Warnings are this round's new warnings: crashes, and what a provider
@@ -180,12 +186,10 @@ func (l *Live) run(ctx context.Context, p *liveProvider) []diag.Warning {
 		p.proc = p.launch.start(ctx, l.opts, out)
 		if p.proc == nil {
 			p.last = out
-			if p.good == nil {
-				return nil // assemble reports it as a provider that was skipped
-			}
-			return []diag.Warning{l.crashed(p, "could not be restarted: "+out.provider.Err.Error())}
+			return l.startFailed(p)
 		}
 		p.startedAt = l.cfg.now()
+		p.warned = false
 	} else {
 		out.provider = p.last.provider
 		out.provider.Err = nil
@@ -228,27 +232,56 @@ func (l *Live) run(ctx context.Context, p *liveProvider) []diag.Warning {
 // crashed stops p's process, counts the crash, schedules the restart and
 // returns the one warning the crash gets.
 func (l *Live) crashed(p *liveProvider, what string) diag.Warning {
-	now := l.cfg.now()
 	if p.proc != nil {
 		p.proc.client.Kill()
 		p.proc = nil
-		if now.Sub(p.startedAt) >= maxBackoff {
+		if l.cfg.now().Sub(p.startedAt) >= maxBackoff {
 			p.streak = 0 // it had been running fine for a while
 		}
 	}
-	p.streak++
 	p.crashes++
-	delay := min(firstBackoff<<min(p.streak-1, 10), maxBackoff)
-	p.nextStart = now.Add(delay)
-	name := p.launch.name
-	if p.last != nil && p.last.provider.Name != "" {
-		name = p.last.provider.Name
-	}
+	delay := l.backoff(p)
+	p.warned = true
 	msg := fmt.Sprintf("provider %s; its last rules stay loaded; restarting in %s (crash %d)", what, delay, p.crashes)
 	if p.streak >= degradedAfter {
 		msg += "; degraded: it keeps crashing"
 	}
-	return diag.Warning{Source: name, Message: msg}
+	return diag.Warning{Source: p.name(), Message: msg}
+}
+
+// backoff counts a failure in a row and schedules the next start.
+func (l *Live) backoff(p *liveProvider) time.Duration {
+	p.streak++
+	delay := min(firstBackoff<<min(p.streak-1, 10), maxBackoff)
+	p.nextStart = l.cfg.now().Add(delay)
+	return delay
+}
+
+// startFailed schedules another start of p, which failed to start or to
+// describe itself, with the crash backoff. It returns no warning, because
+// the failure episode already has its one: a provider that never ran is
+// reported by the result as skipped, its error saying when it is tried
+// again, and one whose restart after a crash failed had the crash's
+// warning. The providers table shows the rest (Degraded).
+func (l *Live) startFailed(p *liveProvider) []diag.Warning {
+	delay := l.backoff(p)
+	what := fmt.Sprintf("trying again in %s (failure %d in a row)", delay, p.streak)
+	if p.streak >= degradedAfter {
+		what += "; degraded: it keeps failing"
+	}
+	p.last.provider.Err = fmt.Errorf("%w; %s", p.last.provider.Err, what)
+	p.warned = true
+	return nil
+}
+
+// name is the provider's name, as it described itself when it did.
+func (p *liveProvider) name() string {
+	for _, o := range []*outcome{p.good, p.last} {
+		if o != nil && o.provider.Name != "" {
+			return o.provider.Name
+		}
+	}
+	return p.launch.name
 }
 
 // newWarnings returns the warnings in now that were not in before.
@@ -354,18 +387,23 @@ func (l *Live) Refresh(ctx context.Context, touched []string) (Change, error) {
 	ch.Warnings = warns
 	now := l.cfg.now()
 	var todo []*liveProvider
-	crashedNow := false
+	down := map[*liveProvider]bool{}
+	crashedNow, recovered := false, false // the providers table changes
 	for _, p := range l.provs {
 		if p.proc != nil && p.proc.client.Exited() {
 			ch.Warnings = append(ch.Warnings, l.crashed(p, fmt.Sprintf("process (pid %d) exited", p.proc.client.PID)))
 			crashedNow = true
 			continue
 		}
+		if p.proc != nil && p.streak > 0 && now.Sub(p.startedAt) >= maxBackoff {
+			p.streak = 0 // running fine for a while ends the row of failures
+			recovered = true
+		}
 		switch {
 		case p.proc == nil:
-			if p.good != nil && !now.Before(p.nextStart) {
+			if !now.Before(p.nextStart) {
 				todo = append(todo, p)
-				ch.Restarted = append(ch.Restarted, p.good.provider.Name)
+				down[p] = true
 			}
 		case added > 0 || p.facts == nil:
 			todo = append(todo, p)
@@ -375,13 +413,16 @@ func (l *Live) Refresh(ctx context.Context, touched []string) (Change, error) {
 			}
 		}
 	}
-	if len(todo) == 0 && !crashedNow {
+	if len(todo) == 0 && !crashedNow && !recovered {
 		return ch, ctx.Err()
 	}
 	var runWarns []diag.Warning
 	l.runAll(ctx, todo, &runWarns)
 	ch.Warnings = append(ch.Warnings, runWarns...)
 	for _, p := range todo {
+		if down[p] && p.proc != nil {
+			ch.Restarted = append(ch.Restarted, p.name())
+		}
 		if p.last != nil && p.last.provider.Err == nil {
 			ch.Discovered = append(ch.Discovered, p.last.provider.Name)
 		}

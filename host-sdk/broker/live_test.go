@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/lifecycle"
 	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
@@ -294,5 +297,118 @@ func TestLiveCloseIsFinal(t *testing.T) {
 	l.Close()
 	if _, err := l.Refresh(context.Background(), nil); err == nil {
 		t.Fatal("Refresh after Close must fail")
+	}
+}
+
+// withEnv is b with more environment for its process.
+func withEnv(b Builtin, env ...string) Builtin {
+	b.Env = append(append([]string(nil), b.Env...), env...)
+	return b
+}
+
+// TestLiveRetriesAProviderThatFailedAtStart checks that a provider that fails
+// to start, or to describe itself, when the session begins is started again
+// with the crash backoff: one warning for the whole failure episode, degraded
+// after repeated failures, and its rules join the session once it works.
+func TestLiveRetriesAProviderThatFailedAtStart(t *testing.T) {
+	for _, tc := range []struct{ name, env, want string }{
+		{"start", startMarkerEnv, "failed to start"},
+		{"describe", describeMarkerEnv, "describe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "ready")
+			m := testFS()
+			clock := settled(m)
+			l := startLive(t, m, clock, testBuiltin("steady", 40, ""), withEnv(testBuiltin("late", 50, ""), tc.env+"="+marker))
+			skipped := func() []diag.Warning {
+				var out []diag.Warning
+				for _, w := range l.Result().Warnings {
+					if strings.Contains(w.Message, "provider skipped") {
+						out = append(out, w)
+					}
+				}
+				return out
+			}
+			if w := skipped(); len(w) != 1 || w[0].Source != "built-in provider late" ||
+				!strings.Contains(w[0].Message, tc.want) || !strings.Contains(w[0].Message, "trying again in 1s") {
+				t.Fatalf("first round's warnings = %v", l.Result().Warnings)
+			}
+			if got := names(l.Rules()); !slices.Equal(got, []string{"steady:shared-name", "steady:steady-only"}) {
+				t.Fatalf("rules = %v", got)
+			}
+			// Three more failures, each after its backoff: no warning in any
+			// round, and the third in a row marks it degraded.
+			for i, wait := range []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second} {
+				clock.set(clock.now().Add(wait))
+				ch := refresh(t, l)
+				if len(ch.Warnings) != 0 || len(ch.Restarted) != 0 || !ch.Rules.Empty() {
+					t.Fatalf("retry %d: %+v", i, ch)
+				}
+			}
+			late := l.Result().Providers[1]
+			if !late.Degraded || late.PID != 0 {
+				t.Fatalf("after four failures in a row: %+v", late)
+			}
+			if w := skipped(); len(w) != 1 || !strings.Contains(w[0].Message, "trying again in 8s (failure 4 in a row); degraded") {
+				t.Fatalf("warnings = %v", w)
+			}
+			// Within the backoff nothing is tried, even once it would work.
+			if err := os.WriteFile(marker, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			clock.set(clock.now().Add(7 * time.Second))
+			if ch := refresh(t, l); len(ch.Restarted) != 0 {
+				t.Fatalf("started within the backoff: %+v", ch)
+			}
+			clock.set(clock.now().Add(time.Second))
+			ch := refresh(t, l)
+			if !slices.Equal(ch.Restarted, []string{"late"}) || !slices.Equal(ch.Discovered, []string{"late"}) || len(ch.Warnings) != 0 {
+				t.Fatalf("the round it works: %+v", ch)
+			}
+			if got := names(l.Rules()); !slices.Equal(got, []string{"late:shared-name", "late:late-only", "steady:shared-name!", "steady:steady-only"}) {
+				t.Fatalf("rules = %v", got)
+			}
+			if len(ch.Rules.Added) != 2 || len(ch.Rules.Shadowed) != 1 {
+				t.Fatalf("its rules were not announced: %+v", ch)
+			}
+			if w := skipped(); len(w) != 0 {
+				t.Fatalf("still reported skipped: %v", w)
+			}
+			if p := l.Result().Providers[1]; p.PID == 0 || p.Err != nil || p.Crashes != 0 {
+				t.Fatalf("once started: %+v", p)
+			}
+			// A minute of running fine ends the row of failures.
+			clock.set(clock.now().Add(time.Minute))
+			refresh(t, l)
+			if p := l.Result().Providers[1]; p.Degraded {
+				t.Fatalf("still degraded after a minute up: %+v", p)
+			}
+		})
+	}
+}
+
+// TestLiveKeepsOneHostFSConnectionPerProvider checks that a provider that
+// re-discovers in its running process does so over the connection to the
+// host's filesystem it opened for its first Discover: one per process for
+// the session, not one per round.
+func TestLiveKeepsOneHostFSConnectionPerProvider(t *testing.T) {
+	m := testFS()
+	m.WriteFile("/w/rules/a.md", []byte("a"))
+	clock := settled(m)
+	l := startLive(t, m, clock, testBuiltin("lister", 40, "list"), testBuiltin("one", 50, ""))
+	for i := range 5 {
+		m.WriteFile("/w/rules/a.md", []byte(strings.Repeat("a", i+2)))
+		clock.set(m.Now().Add(time.Hour))
+		if ch := refresh(t, l, "sub/x.go"); len(ch.Rules.Changed) != 1 || len(ch.Discovered) == 0 {
+			t.Fatalf("round %d: %+v", i, ch)
+		}
+	}
+	if got := l.Discovers(); got < 2+5 {
+		t.Fatalf("Discover calls = %d, want at least 7", got)
+	}
+	for _, p := range l.provs {
+		if n := p.proc.client.HostFSConnections(); n != 1 {
+			t.Errorf("%s opened %d connections to the host's filesystem, want 1", p.name(), n)
+		}
 	}
 }

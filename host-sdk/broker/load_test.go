@@ -46,7 +46,12 @@ func TestMain(m *testing.M) {
 		name, rest, _ := strings.Cut(spec, ":")
 		prio, mode, _ := strings.Cut(rest, ":")
 		p, _ := strconv.Atoi(prio)
-		wire.Serve(testProvider{name: name, priority: p, mode: mode}, nil)
+		if marker := os.Getenv(startMarkerEnv); marker != "" {
+			if _, err := os.Stat(marker); err != nil {
+				os.Exit(3) // before the handshake: a provider that fails to start
+			}
+		}
+		wire.Serve(testProvider{name: name, priority: p, mode: mode, describeMarker: os.Getenv(describeMarkerEnv)}, nil)
 		os.Exit(0)
 	}
 	if os.Getenv(testHostEnv) != "" {
@@ -55,13 +60,27 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// A test provider given startMarkerEnv exits before its handshake, and one
+// given describeMarkerEnv fails Describe, while the file it names does not
+// exist: a provider that fails at first and works once the file is there.
+const (
+	startMarkerEnv    = "BROKER_TEST_START_MARKER"
+	describeMarkerEnv = "BROKER_TEST_DESCRIBE_MARKER"
+)
+
 type testProvider struct {
-	name     string
-	priority int
-	mode     string // "" or "hang"
+	name           string
+	priority       int
+	mode           string // "" or "hang"
+	describeMarker string
 }
 
 func (p testProvider) Describe(context.Context) (shared.ProviderInfo, error) {
+	if p.describeMarker != "" {
+		if _, err := os.Stat(p.describeMarker); err != nil {
+			return shared.ProviderInfo{}, errors.New("not ready yet")
+		}
+	}
 	return shared.ProviderInfo{Name: p.name, Version: "9.9.9", Priority: p.priority}, nil
 }
 

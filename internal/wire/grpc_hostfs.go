@@ -18,17 +18,18 @@ import (
 // hostFSServer serves a HostFS to a plugin. It runs in the host, and it is
 // where the host's limits and the protocol's rules for strings are enforced
 // on what the host sends: every string is valid UTF-8 (gRPC refuses to carry
-// anything else), a directory entry whose name is not is left out.
+// anything else), a directory entry whose name is not is left out. Each
+// request is answered from the Discover call in progress: its filesystem and
+// its limits (see hostFSService).
 type hostFSServer struct {
 	pb.UnimplementedHostFSServer
-	fs     shared.HostFS
-	limits HostFSLimits
+	calls *hostFSService
 }
 
 // clampRead is the read cap the host applies: what the plugin asked for,
 // never more than the host's per-file cap.
-func (s *hostFSServer) clampRead(max int64) int64 {
-	limit := s.limits.MaxReadBytes
+func (c *hostFSCall) clampRead(max int64) int64 {
+	limit := c.limits.MaxReadBytes
 	if limit <= 0 {
 		limit = shared.DefaultMaxRuleBytes
 	}
@@ -39,7 +40,12 @@ func (s *hostFSServer) clampRead(max int64) int64 {
 }
 
 func (s *hostFSServer) Stat(ctx context.Context, req *pb.PathRequest) (*pb.StatResponse, error) {
-	fi, err := s.fs.Stat(ctx, req.GetPath())
+	call, ctx, done, err := s.calls.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	fi, err := call.fs.Stat(ctx, req.GetPath())
 	if err != nil {
 		return nil, statusFromFSError(err)
 	}
@@ -48,7 +54,12 @@ func (s *hostFSServer) Stat(ctx context.Context, req *pb.PathRequest) (*pb.StatR
 }
 
 func (s *hostFSServer) Resolve(ctx context.Context, req *pb.PathRequest) (*pb.ResolveResponse, error) {
-	p, err := s.fs.Resolve(ctx, req.GetPath())
+	call, ctx, done, err := s.calls.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	p, err := call.fs.Resolve(ctx, req.GetPath())
 	if err != nil {
 		return nil, statusFromFSError(err)
 	}
@@ -61,7 +72,12 @@ func (s *hostFSServer) Resolve(ctx context.Context, req *pb.PathRequest) (*pb.Re
 }
 
 func (s *hostFSServer) ReadDir(ctx context.Context, req *pb.PathRequest) (*pb.ReadDirResponse, error) {
-	entries, err := s.fs.ReadDir(ctx, req.GetPath())
+	call, ctx, done, err := s.calls.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	entries, err := call.fs.ReadDir(ctx, req.GetPath())
 	if err != nil {
 		return nil, statusFromFSError(err)
 	}
@@ -81,15 +97,20 @@ func (s *hostFSServer) ReadDir(ctx context.Context, req *pb.PathRequest) (*pb.Re
 }
 
 func (s *hostFSServer) ReadFile(ctx context.Context, req *pb.ReadFileRequest) (*pb.ReadFileResponse, error) {
-	max := s.clampRead(req.GetMaxBytes())
-	held, err := s.limits.InFlight.acquire(ctx, max)
+	call, ctx, done, err := s.calls.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	max := call.clampRead(req.GetMaxBytes())
+	held, err := call.limits.InFlight.acquire(ctx, max)
 	if err != nil {
 		return nil, statusFromFSError(err)
 	}
 	// Held until the handler returns; gRPC has copied the answer into its
 	// frames by the time the next read could start.
-	defer s.limits.InFlight.release(held)
-	data, err := s.fs.ReadFile(ctx, req.GetPath(), max)
+	defer call.limits.InFlight.release(held)
+	data, err := call.fs.ReadFile(ctx, req.GetPath(), max)
 	if err != nil {
 		return nil, statusFromFSError(err)
 	}
@@ -100,9 +121,13 @@ func (s *hostFSServer) ReadFile(ctx context.Context, req *pb.ReadFileRequest) (*
 // it, so the host holds one file of the batch at a time. Past the call's
 // budget the rest are answered with ErrOverBudget without being read.
 func (s *hostFSServer) ReadFiles(req *pb.ReadFilesRequest, stream grpc.ServerStreamingServer[pb.FileContent]) error {
-	ctx := stream.Context()
-	max := s.clampRead(req.GetMaxBytes())
-	budget := s.limits.CallBudget // what is left of it; no budget when 0
+	call, ctx, done, err := s.calls.enter(stream.Context())
+	if err != nil {
+		return err
+	}
+	defer done()
+	max := call.clampRead(req.GetMaxBytes())
+	budget := call.limits.CallBudget // what is left of it; no budget when 0
 	spent := false
 	for _, p := range req.GetPaths() {
 		msg := &pb.FileContent{Path: p}
@@ -118,16 +143,16 @@ func (s *hostFSServer) ReadFiles(req *pb.ReadFilesRequest, stream grpc.ServerStr
 			}
 			var over bool
 			var err error
-			if held, over, err = s.readOne(ctx, msg, limit, short); err != nil {
+			if held, over, err = call.readOne(ctx, msg, limit, short); err != nil {
 				return statusFromFSError(err)
 			}
-			if s.limits.CallBudget > 0 {
+			if call.limits.CallBudget > 0 {
 				budget -= int64(len(msg.Data))
 				spent = over || budget <= 0
 			}
 		}
 		err := stream.Send(msg)
-		s.limits.InFlight.release(held)
+		call.limits.InFlight.release(held)
 		if err != nil {
 			return err
 		}
@@ -141,12 +166,12 @@ func (s *hostFSServer) ReadFiles(req *pb.ReadFilesRequest, stream grpc.ServerStr
 // holds of the host's in-flight allowance, for the caller to release once
 // the answer is sent, and an error only for the call's own failure (its
 // context ended), not the file's.
-func (s *hostFSServer) readOne(ctx context.Context, msg *pb.FileContent, limit int64, short bool) (held int64, over bool, err error) {
-	held, err = s.limits.InFlight.acquire(ctx, limit)
+func (c *hostFSCall) readOne(ctx context.Context, msg *pb.FileContent, limit int64, short bool) (held int64, over bool, err error) {
+	held, err = c.limits.InFlight.acquire(ctx, limit)
 	if err != nil {
 		return 0, false, err
 	}
-	data, err := s.fs.ReadFile(ctx, msg.Path, limit)
+	data, err := c.fs.ReadFile(ctx, msg.Path, limit)
 	if short && errors.Is(err, shared.ErrTooLarge) {
 		err, over = overBudgetError{path: msg.Path}, true
 	}
@@ -154,13 +179,15 @@ func (s *hostFSServer) readOne(ctx context.Context, msg *pb.FileContent, limit i
 	return held, over, nil
 }
 
-// hostFSClient is a plugin's HostFS: every call goes to the host.
+// hostFSClient is a plugin's HostFS: every call goes to the host, naming
+// the Discover call it was handed to.
 type hostFSClient struct {
 	client pb.HostFSClient
+	call   string // the host's number for the Discover call
 }
 
 func (c *hostFSClient) Stat(ctx context.Context, path string) (shared.FileInfo, error) {
-	resp, err := c.client.Stat(ctx, &pb.PathRequest{Path: path})
+	resp, err := c.client.Stat(withCall(ctx, c.call), &pb.PathRequest{Path: path})
 	if err != nil {
 		return shared.FileInfo{}, fsErrorFromStatus("stat", path, err)
 	}
@@ -168,7 +195,7 @@ func (c *hostFSClient) Stat(ctx context.Context, path string) (shared.FileInfo, 
 }
 
 func (c *hostFSClient) Resolve(ctx context.Context, path string) (string, error) {
-	resp, err := c.client.Resolve(ctx, &pb.PathRequest{Path: path})
+	resp, err := c.client.Resolve(withCall(ctx, c.call), &pb.PathRequest{Path: path})
 	if err != nil {
 		return "", fsErrorFromStatus("resolve", path, err)
 	}
@@ -176,7 +203,7 @@ func (c *hostFSClient) Resolve(ctx context.Context, path string) (string, error)
 }
 
 func (c *hostFSClient) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
-	resp, err := c.client.ReadDir(ctx, &pb.PathRequest{Path: path}, grpc.MaxCallRecvMsgSize(ListingBytes+MetadataBytes))
+	resp, err := c.client.ReadDir(withCall(ctx, c.call), &pb.PathRequest{Path: path}, grpc.MaxCallRecvMsgSize(ListingBytes+MetadataBytes))
 	if err != nil {
 		return nil, fsErrorFromStatus("readdir", path, err)
 	}
@@ -188,7 +215,7 @@ func (c *hostFSClient) ReadDir(ctx context.Context, path string) ([]shared.DirEn
 }
 
 func (c *hostFSClient) ReadFile(ctx context.Context, path string, max int64) ([]byte, error) {
-	resp, err := c.client.ReadFile(ctx, &pb.ReadFileRequest{Path: path, MaxBytes: max})
+	resp, err := c.client.ReadFile(withCall(ctx, c.call), &pb.ReadFileRequest{Path: path, MaxBytes: max})
 	if err != nil {
 		return nil, fsErrorFromStatus("read", path, err)
 	}
@@ -196,7 +223,7 @@ func (c *hostFSClient) ReadFile(ctx context.Context, path string, max int64) ([]
 }
 
 func (c *hostFSClient) ReadFiles(ctx context.Context, paths []string, max int64) ([]shared.FileContent, error) {
-	stream, err := c.client.ReadFiles(ctx, &pb.ReadFilesRequest{Paths: paths, MaxBytes: max})
+	stream, err := c.client.ReadFiles(withCall(ctx, c.call), &pb.ReadFilesRequest{Paths: paths, MaxBytes: max})
 	if err != nil {
 		return nil, fsErrorFromStatus("read", "(batch)", err)
 	}

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -23,6 +26,59 @@ type providerClient struct {
 	broker *goplugin.GRPCBroker
 	limits HostFSLimits // for the HostFS it serves during Discover
 	failed func(error)  // see Config.HostFSFailed
+
+	// turn lets one Discover call at a time serve the HostFS: a host calls
+	// a provider one call at a time anyway, and the server answers only the
+	// call in progress.
+	turn    chan struct{}
+	fsMu    sync.Mutex
+	hostFS  *hostFSService // nil until the first Discover, or once closed
+	closed  bool
+	fsConns atomic.Int64 // see Client.HostFSConnections
+}
+
+func newProviderClient(c *grpc.ClientConn, broker *goplugin.GRPCBroker) *providerClient {
+	return &providerClient{client: pb.NewProviderClient(c), broker: broker, turn: make(chan struct{}, 1)}
+}
+
+// hostFSFor returns the HostFS server, brokering it on first use, or anew
+// when a call needs a larger send limit than the one it has.
+func (c *providerClient) hostFSFor(maxReadBytes int64) (*hostFSService, error) {
+	c.fsMu.Lock()
+	defer c.fsMu.Unlock()
+	if c.closed {
+		return nil, &Error{Kind: ErrCrashed, Op: "discover", Detail: "the provider connection is closed"}
+	}
+	if c.hostFS != nil && c.hostFS.sendCap >= maxReadBytes {
+		return c.hostFS, nil
+	}
+	if c.hostFS != nil {
+		c.hostFS.stop()
+	}
+	c.hostFS = startHostFS(c.broker, maxReadBytes, &c.fsConns)
+	return c.hostFS, nil
+}
+
+// dropHostFS stops h, a server with a request that would not end, so that
+// the request ends; the next call brokers a new server.
+func (c *providerClient) dropHostFS(h *hostFSService) {
+	c.fsMu.Lock()
+	defer c.fsMu.Unlock()
+	h.stop()
+	if c.hostFS == h {
+		c.hostFS = nil
+	}
+}
+
+// closeHostFS stops the HostFS server for good.
+func (c *providerClient) closeHostFS() {
+	c.fsMu.Lock()
+	defer c.fsMu.Unlock()
+	c.closed = true
+	if c.hostFS != nil {
+		c.hostFS.stop()
+		c.hostFS = nil
+	}
 }
 
 func (c *providerClient) Describe(ctx context.Context) (shared.ProviderInfo, error) {
@@ -40,22 +96,18 @@ func (c *providerClient) Describe(ctx context.Context) (shared.ProviderInfo, err
 // hostFSServerOptions bound what the HostFS server accepts and sends: a
 // request is small, an answer is at most one file of the per-file cap (the
 // handlers clamp every read to it) or one directory listing.
-func hostFSServerOptions(maxReadBytes int64, failed func(error)) []grpc.ServerOption {
-	opts := []grpc.ServerOption{
+func hostFSServerOptions(maxReadBytes int64, failed func(context.Context, error)) []grpc.ServerOption {
+	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(RequestBytes),
 		grpc.MaxSendMsgSize(max(MessageBytes(maxReadBytes), ListingBytes+MetadataBytes)),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+			err := handler(srv, ss)
+			if err != nil && !isFSStatus(err) {
+				failed(ss.Context(), err)
+			}
+			return err
+		}),
 	}
-	if failed != nil {
-		opts = append(opts,
-			grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-				err := handler(srv, ss)
-				if err != nil && !isFSStatus(err) {
-					failed(err)
-				}
-				return err
-			}))
-	}
-	return opts
 }
 
 // isFSStatus reports an error that carries a file's error for the plugin
@@ -73,9 +125,16 @@ func isFSStatus(err error) bool {
 	return false
 }
 
-// Discover serves fsys to the plugin through the broker for the length of the
-// call, then streams the plugin's findings into sink.
+// Discover serves fsys to the plugin through the provider connection's
+// HostFS server for the length of the call, then streams the plugin's
+// findings into sink.
 func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
+	select {
+	case c.turn <- struct{}{}:
+		defer func() { <-c.turn }()
+	case <-ctx.Done():
+		return callError(ctx, "discover", ctx.Err())
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -83,35 +142,30 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 	if limits.MaxReadBytes <= 0 {
 		limits.MaxReadBytes = req.MaxRuleBytes
 	}
-	id := c.broker.NextId()
-	served := make(chan *grpc.Server, 1)
-	acceptDone := make(chan struct{})
-	go func() {
-		defer close(acceptDone)
-		c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-			s := grpc.NewServer(append(opts, hostFSServerOptions(limits.MaxReadBytes, c.failed)...)...)
-			pb.RegisterHostFSServer(s, &hostFSServer{fs: fsys, limits: limits})
-			served <- s
-			return s
-		})
-	}()
+	if limits.MaxReadBytes <= 0 {
+		limits.MaxReadBytes = shared.DefaultMaxRuleBytes
+	}
+	hostFS, err := c.hostFSFor(limits.MaxReadBytes)
+	if err != nil {
+		return err
+	}
+	failed := c.failed
+	if failed == nil {
+		failed = func(error) {}
+	}
+	gen, end := hostFS.begin(ctx, fsys, limits, failed)
 	defer func() {
-		// AcceptAndServe creates the HostFS server as soon as its listener is
-		// open, whether or not the plugin ever connects, and serves until the
-		// whole client closes. Stop it here, waiting for it to exist if this
-		// call ended first (e.g. a cancelled context), unless Accept failed.
-		select {
-		case s := <-served:
-			s.Stop()
-		case <-acceptDone:
+		if !end() {
+			c.dropHostFS(hostFS)
 		}
 	}()
+	ctx = withCall(ctx, strconv.FormatUint(gen, 10))
 
 	stream, err := c.client.Discover(ctx, &pb.DiscoverRequest{
 		Cwd:            req.Cwd,
 		Home:           req.Home,
 		WorkspaceRoot:  req.WorkspaceRoot,
-		HostFsBrokerId: id,
+		HostFsBrokerId: hostFS.id,
 		Activation:     string(req.Activation),
 		ExtraDirs:      req.ExtraDirs,
 		MaxRuleBytes:   req.MaxRuleBytes,
@@ -146,6 +200,7 @@ type providerServer struct {
 	pb.UnimplementedProviderServer
 	impl   shared.Provider
 	broker *goplugin.GRPCBroker
+	hostFS hostFSDial // kept across Discover calls
 }
 
 func (s *providerServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.DescribeResponse, error) {
@@ -168,13 +223,11 @@ func (s *providerServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*
 }
 
 func (s *providerServer) Discover(req *pb.DiscoverRequest, stream grpc.ServerStreamingServer[pb.DiscoverResponse]) error {
-	conn, err := s.broker.DialWithOptions(req.GetHostFsBrokerId(),
-		grpc.WithDefaultCallOptions(callLimits(req.GetMaxRuleBytes())...))
+	conn, err := s.hostFS.get(s.broker, req.GetHostFsBrokerId(), req.GetMaxRuleBytes())
 	if err != nil {
 		return fmt.Errorf("connect to the host's filesystem: %w", err)
 	}
-	defer conn.Close()
-	fsys := &hostFSClient{client: pb.NewHostFSClient(conn)}
+	fsys := &hostFSClient{client: pb.NewHostFSClient(conn), call: callOfDiscover(stream.Context())}
 	return s.impl.Discover(stream.Context(), shared.DiscoverRequest{
 		Cwd:           req.GetCwd(),
 		Home:          req.GetHome(),

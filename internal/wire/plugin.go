@@ -60,7 +60,7 @@ func (p *providerPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server)
 
 // GRPCClient returns the host's view of a provider: a Provider.
 func (p *providerPlugin) GRPCClient(_ context.Context, broker *goplugin.GRPCBroker, c *grpc.ClientConn) (interface{}, error) {
-	return &providerClient{client: pb.NewProviderClient(c), broker: broker}, nil
+	return newProviderClient(c, broker), nil
 }
 
 // Serve runs impl as a provider plugin process and returns when the host is
@@ -242,6 +242,10 @@ func (c *Client) Kill() {
 	case <-time.After(killWait):
 		// Only a process that left the provider's group and holds a
 		// connection could get here; the host goes on without it.
+	}
+	// The HostFS server lives as long as the provider connection.
+	if p, ok := c.Provider.(*providerClient); ok {
+		p.closeHostFS()
 	}
 }
 
