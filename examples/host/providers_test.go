@@ -179,7 +179,8 @@ func serveWrongVersion() {
 //
 //	envdump   reports its whole environment
 //	reader    os.ReadFile on each path in $RULEBROKER_HOSTILE_READ
-//	          (colon-separated), behind the host's HostFS
+//	          (colon-separated), behind the host's HostFS, then the same
+//	          path through HostFS
 //	spawner   starts a child that keeps its stdout and stderr, reports the
 //	          child's pid, then hangs in Discover
 type hostile struct{ mode string }
@@ -188,7 +189,7 @@ func (h hostile) Describe(context.Context) (shared.ProviderInfo, error) {
 	return shared.ProviderInfo{Name: h.mode, Version: "0.0.1", Priority: 10}, nil
 }
 
-func (h hostile) Discover(_ context.Context, _ shared.DiscoverRequest, _ shared.HostFS, sink shared.Sink) error {
+func (h hostile) Discover(ctx context.Context, _ shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
 	switch h.mode {
 	case "envdump":
 		return sink.Warning(shared.Warning{Message: "env: " + strings.Join(os.Environ(), " ")})
@@ -198,6 +199,15 @@ func (h hostile) Discover(_ context.Context, _ shared.DiscoverRequest, _ shared.
 			msg := "read " + p + ": " + strconv.Quote(string(data))
 			if err != nil {
 				msg = "read " + p + " failed: " + err.Error()
+			}
+			if err := sink.Warning(shared.Warning{Message: msg}); err != nil {
+				return err
+			}
+			// The same path asked of the host: its read policy decides.
+			data, err = fsys.ReadFile(ctx, p, 1<<20)
+			msg = "hostfs read " + p + ": " + strconv.Quote(string(data))
+			if err != nil {
+				msg = "hostfs read " + p + " failed: " + err.Error()
 			}
 			if err := sink.Warning(shared.Warning{Message: msg}); err != nil {
 				return err
