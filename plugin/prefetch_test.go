@@ -66,8 +66,8 @@ func TestPrefetchedAnswersAreUsedAndTheHostIsNotCalled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	host := &countingHostFS{HostFS: &mapHostFS{files: map[string]string{
-		"/w/d/a.md": "a on the host",
-		"/w/d/b.md": "b on the host",
+		"/w/d/a.md":  "a on the host",
+		"/w/d/b.md":  "b on the host",
 		"/w/.marker": "",
 	}}}
 	// The answers differ from the host's files, so a rule shows where its
