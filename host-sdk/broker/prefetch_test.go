@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -157,5 +160,38 @@ func TestPrefetchStaysInsideItsCaps(t *testing.T) {
 	}
 	if got := prefetch(context.Background(), newRecordingFS(m), many); len(got) != maxPrefetch {
 		t.Fatalf("over the count cap: %d answers, want %d", len(got), maxPrefetch)
+	}
+}
+
+// The built-in cursor provider, a real process, on the demo workspace: the
+// round that notices an edited rule file makes no HostFS call at all.
+func TestLivePrefetchRealProviderEditedRoundMakesNoHostFSCall(t *testing.T) {
+	demo := t.TempDir()
+	copyTree(t, "../../examples/demo", demo)
+	ws := filepath.Join(demo, "workspace")
+	calls := &providerCalls{HostFS: workfs.OS{}}
+	l, err := Start(context.Background(), Options{Builtins: realBuiltins(), FS: calls, Timeout: time.Minute},
+		shared.DiscoverRequest{Cwd: ws, Home: filepath.Join(demo, "home"), WorkspaceRoot: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	if got := calls.take(); len(got) == 0 {
+		t.Fatal("the first discovery made no HostFS call: the count does not work")
+	}
+	edit := filepath.Join(ws, ".cursor/rules/testing.mdc")
+	orig, err := os.ReadFile(edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		os.WriteFile(edit, append(orig, strings.Repeat("\nedited", i+1)...), 0o644)
+		ch := refresh(t, l)
+		if !slices.Equal(ch.Discovered, []string{"cursor"}) || len(ch.Rules.Changed) != 1 {
+			t.Fatalf("edit %d: %+v", i, ch)
+		}
+		if got := calls.take(); len(got) != 0 {
+			t.Fatalf("edit %d: the provider called the host: %q", i, got)
+		}
 	}
 }
