@@ -57,7 +57,7 @@ func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys 
 		Activation:    mode(req.Activation),
 		ExtraDirs:     fsNames(req.ExtraDirs),
 		MaxRuleBytes:  maxRuleBytes(req.MaxRuleBytes),
-		FS:            newHostFS(ctx, fsys, maxRuleBytes(req.MaxRuleBytes)),
+		FS:            newHostFS(ctx, withPrefetch(fsys, req.Prefetch), maxRuleBytes(req.MaxRuleBytes)),
 	})
 	for _, w := range res.Warnings {
 		if serr := sink.Warning(shared.Warning{Path: absPath(w.Path), Message: w.Message}); serr != nil {

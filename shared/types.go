@@ -151,6 +151,38 @@ type DiscoverRequest struct {
 	ExtraDirs []string
 	// MaxRuleBytes caps one rule's content; 0 means the provider's default.
 	MaxRuleBytes int64
+	// Prefetch holds fresh answers, taken by the host just before the call,
+	// to HostFS calls the provider made in its previous discovery, so a
+	// provider whose inputs mostly did not change needs no round trip to
+	// read them again. The plugin SDK answers from it a call it has the
+	// exact answer for (same op, path and read cap) and asks the host for
+	// the rest.
+	Prefetch []Prefetched
+}
+
+// PrefetchOp is the HostFS call a Prefetched answers.
+type PrefetchOp uint8
+
+const (
+	PrefetchStat PrefetchOp = iota + 1
+	PrefetchResolve
+	PrefetchReadDir
+	PrefetchReadFile
+)
+
+// Prefetched is one HostFS call's answer, sent with Discover ahead of the
+// call. Err, when set, is the call's error (it answers errors.Is like the
+// call's own would); otherwise the field for Op holds the answer.
+type Prefetched struct {
+	Op   PrefetchOp
+	Path string
+	// MaxBytes is, for PrefetchReadFile, the cap the file was read with.
+	MaxBytes int64
+	Info     FileInfo   // PrefetchStat
+	Resolved string     // PrefetchResolve
+	Entries  []DirEntry // PrefetchReadDir
+	Data     []byte     // PrefetchReadFile
+	Err      error
 }
 
 // Sink receives what a provider discovers, one item at a time, so a large rule

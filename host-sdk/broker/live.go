@@ -84,6 +84,9 @@ type liveProvider struct {
 	// attempt. They differ while a failed provider keeps its last rules.
 	good, last *outcome
 	facts      *factSet
+	// calls are the HostFS calls of its latest discovery, answered ahead of
+	// the next one (see prefetch).
+	calls []shared.Prefetched
 	// Failure bookkeeping: failures (crashes and failed starts) in a row,
 	// crashes in all, when the process was started, and when it may be
 	// started again.
@@ -200,8 +203,11 @@ func (l *Live) run(ctx context.Context, p *liveProvider) []diag.Warning {
 	l.mu.Lock()
 	l.discovers++
 	l.mu.Unlock()
-	p.proc.discover(ctx, l.opts, l.request(), fsys, out)
+	req := l.request()
+	req.Prefetch = prefetch(ctx, fsys, p.calls)
+	p.proc.discover(ctx, l.opts, req, fsys, out)
 	p.last = out
+	p.calls = fsys.calls()
 	if err := out.provider.Err; err != nil {
 		if p.good == nil {
 			p.facts = nil

@@ -34,6 +34,17 @@ type recordingFS struct {
 	// call: the stat of every path (taken before the provider's own call),
 	// and digests of what was read and listed.
 	facts *factRecorder
+	// asked lists the calls made, each once, in the order first made, up
+	// to maxPrefetch: the calls a live broker answers ahead of the next
+	// Discover (see prefetch).
+	asked    []shared.Prefetched
+	askedSet map[prefetchKey]bool
+}
+
+type prefetchKey struct {
+	op   shared.PrefetchOp
+	path string
+	max  int64
 }
 
 // maxSkipWarnings bounds the warnings about skipped entries one provider
@@ -41,7 +52,26 @@ type recordingFS struct {
 const maxSkipWarnings = 100
 
 func newRecordingFS(inner shared.HostFS) *recordingFS {
-	return &recordingFS{HostFS: inner, paths: map[string]bool{}, refused: map[string]bool{}}
+	return &recordingFS{HostFS: inner, paths: map[string]bool{}, refused: map[string]bool{}, askedSet: map[prefetchKey]bool{}}
+}
+
+// ask records a call for the next prefetch.
+func (r *recordingFS) ask(op shared.PrefetchOp, path string, max int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := prefetchKey{op: op, path: path, max: max}
+	if r.askedSet[k] || len(r.asked) >= maxPrefetch {
+		return
+	}
+	r.askedSet[k] = true
+	r.asked = append(r.asked, shared.Prefetched{Op: op, Path: path, MaxBytes: max})
+}
+
+// calls returns the calls made, in the order first made.
+func (r *recordingFS) calls() []shared.Prefetched {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.asked)
 }
 
 func (r *recordingFS) note(err error, paths ...string) {
@@ -75,6 +105,7 @@ func (r *recordingFS) Stat(ctx context.Context, path string) (shared.FileInfo, e
 	r.facts.observe(ctx, path)
 	fi, err := r.HostFS.Stat(ctx, path)
 	r.note(err, path)
+	r.ask(shared.PrefetchStat, path, 0)
 	return fi, err
 }
 
@@ -82,6 +113,7 @@ func (r *recordingFS) Resolve(ctx context.Context, path string) (string, error) 
 	r.facts.observe(ctx, path)
 	p, err := r.HostFS.Resolve(ctx, path)
 	r.note(err, path)
+	r.ask(shared.PrefetchResolve, path, 0)
 	return p, err
 }
 
@@ -90,6 +122,7 @@ func (r *recordingFS) ReadDir(ctx context.Context, path string) ([]shared.DirEnt
 	entries, err := r.HostFS.ReadDir(ctx, path)
 	r.facts.list(path, entries, err)
 	r.note(err, path)
+	r.ask(shared.PrefetchReadDir, path, 0)
 	invalid := func(e shared.DirEntry) bool { return !utf8.ValidString(e.Name) }
 	if err != nil || !slices.ContainsFunc(entries, invalid) {
 		return entries, err
@@ -137,6 +170,7 @@ func (r *recordingFS) ReadFile(ctx context.Context, path string, max int64) ([]b
 	data, err := r.HostFS.ReadFile(ctx, path, max)
 	r.facts.read(path, data, err, max)
 	r.note(err, path)
+	r.ask(shared.PrefetchReadFile, path, max)
 	return data, err
 }
 
@@ -149,6 +183,7 @@ func (r *recordingFS) ReadFiles(ctx context.Context, paths []string, max int64) 
 	for _, f := range files {
 		r.facts.read(f.Path, f.Data, f.Err, max)
 		r.note(f.Err, f.Path)
+		r.ask(shared.PrefetchReadFile, f.Path, max)
 	}
 	return files, err
 }

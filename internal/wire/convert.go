@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/rulebroker/rulebroker/shared"
 	pb "github.com/rulebroker/rulebroker/shared/providerv1"
@@ -274,4 +275,101 @@ func fsErrorFromStatus(op, path string, err error) error {
 		}
 	}
 	return fmt.Errorf("hostfs %s %s: %w", op, path, err)
+}
+
+// PrefetchBytes bounds the encoded size of the prefetched answers one
+// Discover request carries, so that the request stays inside the plugin's
+// receive limit (RequestBytes) with room for its other fields. Answers past
+// it are left out, in order; the provider asks the host for those as usual.
+const PrefetchBytes = 3 << 20
+
+// prefetchToProto converts what fits in limit encoded bytes and returns how
+// many answers were left out. A string that is not UTF-8 cannot cross the
+// wire: an answer holding one is left out too (the provider asks for it).
+func prefetchToProto(in []shared.Prefetched, limit int) (out []*pb.Prefetched, left int) {
+	size := 0
+	for i, p := range in {
+		m := &pb.Prefetched{Path: p.Path, MaxBytes: p.MaxBytes, Error: errorToProto(p.Err)}
+		switch p.Op {
+		case shared.PrefetchStat:
+			m.Op = pb.Prefetched_OP_STAT
+			if p.Err == nil {
+				m.Info = fileInfoToProto(p.Info)
+			}
+		case shared.PrefetchResolve:
+			m.Op = pb.Prefetched_OP_RESOLVE
+			m.Resolved = p.Resolved
+		case shared.PrefetchReadDir:
+			m.Op = pb.Prefetched_OP_READ_DIR
+			m.Entries = make([]*pb.DirEntry, len(p.Entries))
+			for j, e := range p.Entries {
+				m.Entries[j] = &pb.DirEntry{Name: e.Name, Type: fileTypeToProto(e.Type)}
+			}
+		case shared.PrefetchReadFile:
+			m.Op = pb.Prefetched_OP_READ_FILE
+			m.Data = p.Data
+		default:
+			left++
+			continue
+		}
+		if !prefetchValidUTF8(m) {
+			left++
+			continue
+		}
+		// 8: the field's tag and length framing, generously.
+		if size += proto.Size(m) + 8; size > limit {
+			return out, left + len(in) - i
+		}
+		out = append(out, m)
+	}
+	return out, left
+}
+
+func prefetchValidUTF8(m *pb.Prefetched) bool {
+	if !utf8.ValidString(m.Path) || !utf8.ValidString(m.Resolved) || !utf8.ValidString(m.GetInfo().GetName()) {
+		return false
+	}
+	for _, e := range m.Entries {
+		if !utf8.ValidString(e.Name) {
+			return false
+		}
+	}
+	return true
+}
+
+// prefetchFromProto converts the answers the host sent, leaving out any with
+// an op this side does not know (a newer host's), which the provider then
+// asks for as usual.
+func prefetchFromProto(in []*pb.Prefetched) []shared.Prefetched {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]shared.Prefetched, 0, len(in))
+	for _, m := range in {
+		p := shared.Prefetched{Path: m.GetPath(), MaxBytes: m.GetMaxBytes(), Err: errorFromProto(m.GetError())}
+		switch m.GetOp() {
+		case pb.Prefetched_OP_STAT:
+			p.Op = shared.PrefetchStat
+			if p.Err == nil {
+				if m.GetInfo() == nil {
+					continue // no answer at all: ask
+				}
+				p.Info = fileInfoFromProto(m.GetInfo())
+			}
+		case pb.Prefetched_OP_RESOLVE:
+			p.Op, p.Resolved = shared.PrefetchResolve, m.GetResolved()
+		case pb.Prefetched_OP_READ_DIR:
+			p.Op = shared.PrefetchReadDir
+			p.Entries = make([]shared.DirEntry, len(m.GetEntries()))
+			for j, e := range m.GetEntries() {
+				p.Entries[j] = shared.DirEntry{Name: e.GetName(), Type: fileTypeFromProto(e.GetType())}
+			}
+		case pb.Prefetched_OP_READ_FILE:
+			p.Op, p.Data = shared.PrefetchReadFile, m.GetData()
+		default:
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

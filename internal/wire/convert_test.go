@@ -77,3 +77,56 @@ func TestRuleRoundTrip(t *testing.T) {
 		t.Fatalf("%+v → %+v", in, out)
 	}
 }
+
+func TestPrefetchedRoundTrip(t *testing.T) {
+	mt := time.Unix(1700000000, 5)
+	in := []shared.Prefetched{
+		{Op: shared.PrefetchStat, Path: "/w/a", Info: shared.FileInfo{Name: "a", Size: 3, Mode: 0o644, ModTime: mt, Dev: 1, Ino: 2, Ctime: mt}},
+		{Op: shared.PrefetchStat, Path: "/w/gone", Err: fmt.Errorf("stat /w/gone: %w", fs.ErrNotExist)},
+		{Op: shared.PrefetchResolve, Path: "/w/link", Resolved: "/w/target"},
+		{Op: shared.PrefetchReadDir, Path: "/w", Entries: []shared.DirEntry{{Name: "a"}, {Name: "d", Type: fs.ModeDir}, {Name: "l", Type: fs.ModeSymlink}}},
+		{Op: shared.PrefetchReadFile, Path: "/w/a", MaxBytes: 100, Data: []byte("abc")},
+		{Op: shared.PrefetchReadFile, Path: "/w/big", MaxBytes: 1, Err: fmt.Errorf("read /w/big: %w", shared.ErrTooLarge)},
+		{Op: shared.PrefetchReadFile, Path: "/w/p", MaxBytes: 1, Err: fmt.Errorf("read /w/p: %w: %w", shared.ErrRefused, fs.ErrPermission)},
+	}
+	msgs, left := prefetchToProto(in, PrefetchBytes)
+	if left != 0 || len(msgs) != len(in) {
+		t.Fatalf("%d sent, %d left out", len(msgs), left)
+	}
+	out := prefetchFromProto(msgs)
+	if len(out) != len(in) {
+		t.Fatalf("%d came back of %d", len(out), len(in))
+	}
+	for i := range in {
+		a, b := in[i], out[i]
+		if a.Op != b.Op || a.Path != b.Path || a.MaxBytes != b.MaxBytes || a.Resolved != b.Resolved || string(a.Data) != string(b.Data) ||
+			fmt.Sprint(a.Entries) != fmt.Sprint(b.Entries) || a.Info.Size != b.Info.Size || a.Info.Mode != b.Info.Mode ||
+			!a.Info.ModTime.Equal(b.Info.ModTime) || a.Info.Ino != b.Info.Ino {
+			t.Errorf("answer %d: %+v → %+v", i, a, b)
+		}
+		if (a.Err == nil) != (b.Err == nil) || (a.Err != nil && a.Err.Error() != b.Err.Error()) {
+			t.Errorf("answer %d: error %v → %v", i, a.Err, b.Err)
+		}
+	}
+	for _, c := range []struct {
+		i    int
+		kind error
+	}{{1, fs.ErrNotExist}, {5, shared.ErrTooLarge}, {6, shared.ErrRefused}, {6, fs.ErrPermission}} {
+		if !errors.Is(out[c.i].Err, c.kind) {
+			t.Errorf("answer %d: %v is not %v after the wire", c.i, out[c.i].Err, c.kind)
+		}
+	}
+
+	// Past the size limit the rest is left out; a path that is not UTF-8
+	// cannot cross, so its answer is left out too.
+	big := []shared.Prefetched{
+		{Op: shared.PrefetchReadFile, Path: "/w/1", Data: make([]byte, 600)},
+		{Op: shared.PrefetchStat, Path: "/w/\xff"},
+		{Op: shared.PrefetchReadFile, Path: "/w/2", Data: make([]byte, 600)},
+		{Op: shared.PrefetchReadFile, Path: "/w/3", Data: make([]byte, 10)},
+	}
+	msgs, left = prefetchToProto(big, 1000)
+	if len(msgs) != 1 || msgs[0].GetPath() != "/w/1" || left != 3 {
+		t.Fatalf("over the limit: %d sent, %d left out", len(msgs), left)
+	}
+}

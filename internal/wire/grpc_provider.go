@@ -161,6 +161,8 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 	}()
 	ctx = withCall(ctx, strconv.FormatUint(gen, 10))
 
+	// What does not fit is left out; the provider asks the host for it.
+	prefetch, _ := prefetchToProto(req.Prefetch, PrefetchBytes)
 	stream, err := c.client.Discover(ctx, &pb.DiscoverRequest{
 		Cwd:            req.Cwd,
 		Home:           req.Home,
@@ -169,6 +171,7 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 		Activation:     string(req.Activation),
 		ExtraDirs:      req.ExtraDirs,
 		MaxRuleBytes:   req.MaxRuleBytes,
+		Prefetch:       prefetch,
 	}, callLimits(req.MaxRuleBytes)...)
 	if err != nil {
 		return callError(ctx, "discover", err)
@@ -235,6 +238,7 @@ func (s *providerServer) Discover(req *pb.DiscoverRequest, stream grpc.ServerStr
 		Activation:    shared.ActivationMode(req.GetActivation()),
 		ExtraDirs:     req.GetExtraDirs(),
 		MaxRuleBytes:  req.GetMaxRuleBytes(),
+		Prefetch:      prefetchFromProto(req.GetPrefetch()),
 	}, fsys, streamSink{stream: stream, limit: MessageBytes(req.GetMaxRuleBytes())})
 }
 

@@ -195,6 +195,61 @@ func (ErrorKind) EnumDescriptor() ([]byte, []int) {
 	return file_provider_proto_rawDescGZIP(), []int{2}
 }
 
+type Prefetched_Op int32
+
+const (
+	Prefetched_OP_UNSPECIFIED Prefetched_Op = 0
+	Prefetched_OP_STAT        Prefetched_Op = 1
+	Prefetched_OP_RESOLVE     Prefetched_Op = 2
+	Prefetched_OP_READ_DIR    Prefetched_Op = 3
+	Prefetched_OP_READ_FILE   Prefetched_Op = 4
+)
+
+// Enum value maps for Prefetched_Op.
+var (
+	Prefetched_Op_name = map[int32]string{
+		0: "OP_UNSPECIFIED",
+		1: "OP_STAT",
+		2: "OP_RESOLVE",
+		3: "OP_READ_DIR",
+		4: "OP_READ_FILE",
+	}
+	Prefetched_Op_value = map[string]int32{
+		"OP_UNSPECIFIED": 0,
+		"OP_STAT":        1,
+		"OP_RESOLVE":     2,
+		"OP_READ_DIR":    3,
+		"OP_READ_FILE":   4,
+	}
+)
+
+func (x Prefetched_Op) Enum() *Prefetched_Op {
+	p := new(Prefetched_Op)
+	*p = x
+	return p
+}
+
+func (x Prefetched_Op) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Prefetched_Op) Descriptor() protoreflect.EnumDescriptor {
+	return file_provider_proto_enumTypes[3].Descriptor()
+}
+
+func (Prefetched_Op) Type() protoreflect.EnumType {
+	return &file_provider_proto_enumTypes[3]
+}
+
+func (x Prefetched_Op) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Prefetched_Op.Descriptor instead.
+func (Prefetched_Op) EnumDescriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{3, 0}
+}
+
 type DescribeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -315,7 +370,13 @@ type DiscoverRequest struct {
 	ExtraDirs []string `protobuf:"bytes,6,rep,name=extra_dirs,json=extraDirs,proto3" json:"extra_dirs,omitempty"`
 	// The host's cap on one rule's content, in bytes; 0 means the provider's
 	// own default.
-	MaxRuleBytes  int64 `protobuf:"varint,7,opt,name=max_rule_bytes,json=maxRuleBytes,proto3" json:"max_rule_bytes,omitempty"`
+	MaxRuleBytes int64 `protobuf:"varint,7,opt,name=max_rule_bytes,json=maxRuleBytes,proto3" json:"max_rule_bytes,omitempty"`
+	// Fresh answers, taken by the host just before this call, to HostFS calls
+	// the provider made in its previous Discover of the session. The provider
+	// uses one instead of calling HostFS when it makes exactly that call again
+	// (same op, path and, for a read, cap); it asks the host for anything else.
+	// A host may send none, or only some, of what was asked last time.
+	Prefetch      []*Prefetched `protobuf:"bytes,8,rep,name=prefetch,proto3" json:"prefetch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -399,6 +460,116 @@ func (x *DiscoverRequest) GetMaxRuleBytes() int64 {
 	return 0
 }
 
+func (x *DiscoverRequest) GetPrefetch() []*Prefetched {
+	if x != nil {
+		return x.Prefetch
+	}
+	return nil
+}
+
+// Prefetched is one HostFS call's answer, sent ahead of the call.
+type Prefetched struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Op    Prefetched_Op          `protobuf:"varint,1,opt,name=op,proto3,enum=rulebroker.provider.v1.Prefetched_Op" json:"op,omitempty"`
+	Path  string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// For OP_READ_FILE: the cap the file was read with.
+	MaxBytes int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	// The answer: set for its op when the call worked, else error.
+	Info          *FileInfo   `protobuf:"bytes,4,opt,name=info,proto3" json:"info,omitempty"`
+	Resolved      string      `protobuf:"bytes,5,opt,name=resolved,proto3" json:"resolved,omitempty"`
+	Entries       []*DirEntry `protobuf:"bytes,6,rep,name=entries,proto3" json:"entries,omitempty"`
+	Data          []byte      `protobuf:"bytes,7,opt,name=data,proto3" json:"data,omitempty"`
+	Error         *Error      `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Prefetched) Reset() {
+	*x = Prefetched{}
+	mi := &file_provider_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Prefetched) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Prefetched) ProtoMessage() {}
+
+func (x *Prefetched) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Prefetched.ProtoReflect.Descriptor instead.
+func (*Prefetched) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Prefetched) GetOp() Prefetched_Op {
+	if x != nil {
+		return x.Op
+	}
+	return Prefetched_OP_UNSPECIFIED
+}
+
+func (x *Prefetched) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *Prefetched) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *Prefetched) GetInfo() *FileInfo {
+	if x != nil {
+		return x.Info
+	}
+	return nil
+}
+
+func (x *Prefetched) GetResolved() string {
+	if x != nil {
+		return x.Resolved
+	}
+	return ""
+}
+
+func (x *Prefetched) GetEntries() []*DirEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *Prefetched) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *Prefetched) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 type DiscoverResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Item:
@@ -412,7 +583,7 @@ type DiscoverResponse struct {
 
 func (x *DiscoverResponse) Reset() {
 	*x = DiscoverResponse{}
-	mi := &file_provider_proto_msgTypes[3]
+	mi := &file_provider_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +595,7 @@ func (x *DiscoverResponse) String() string {
 func (*DiscoverResponse) ProtoMessage() {}
 
 func (x *DiscoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[3]
+	mi := &file_provider_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +608,7 @@ func (x *DiscoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoverResponse.ProtoReflect.Descriptor instead.
 func (*DiscoverResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{3}
+	return file_provider_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DiscoverResponse) GetItem() isDiscoverResponse_Item {
@@ -507,7 +678,7 @@ type Rule struct {
 
 func (x *Rule) Reset() {
 	*x = Rule{}
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -519,7 +690,7 @@ func (x *Rule) String() string {
 func (*Rule) ProtoMessage() {}
 
 func (x *Rule) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -532,7 +703,7 @@ func (x *Rule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rule.ProtoReflect.Descriptor instead.
 func (*Rule) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{4}
+	return file_provider_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Rule) GetName() string {
@@ -622,7 +793,7 @@ type Warning struct {
 
 func (x *Warning) Reset() {
 	*x = Warning{}
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -634,7 +805,7 @@ func (x *Warning) String() string {
 func (*Warning) ProtoMessage() {}
 
 func (x *Warning) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -647,7 +818,7 @@ func (x *Warning) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Warning.ProtoReflect.Descriptor instead.
 func (*Warning) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5}
+	return file_provider_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Warning) GetPath() string {
@@ -673,7 +844,7 @@ type PathRequest struct {
 
 func (x *PathRequest) Reset() {
 	*x = PathRequest{}
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +856,7 @@ func (x *PathRequest) String() string {
 func (*PathRequest) ProtoMessage() {}
 
 func (x *PathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +869,7 @@ func (x *PathRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PathRequest.ProtoReflect.Descriptor instead.
 func (*PathRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6}
+	return file_provider_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PathRequest) GetPath() string {
@@ -724,7 +895,7 @@ type FileInfo struct {
 
 func (x *FileInfo) Reset() {
 	*x = FileInfo{}
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -736,7 +907,7 @@ func (x *FileInfo) String() string {
 func (*FileInfo) ProtoMessage() {}
 
 func (x *FileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -749,7 +920,7 @@ func (x *FileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
 func (*FileInfo) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7}
+	return file_provider_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *FileInfo) GetName() string {
@@ -817,7 +988,7 @@ type StatResponse struct {
 
 func (x *StatResponse) Reset() {
 	*x = StatResponse{}
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -829,7 +1000,7 @@ func (x *StatResponse) String() string {
 func (*StatResponse) ProtoMessage() {}
 
 func (x *StatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -842,7 +1013,7 @@ func (x *StatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatResponse.ProtoReflect.Descriptor instead.
 func (*StatResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8}
+	return file_provider_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StatResponse) GetInfo() *FileInfo {
@@ -861,7 +1032,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -873,7 +1044,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -886,7 +1057,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9}
+	return file_provider_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ResolveResponse) GetPath() string {
@@ -906,7 +1077,7 @@ type DirEntry struct {
 
 func (x *DirEntry) Reset() {
 	*x = DirEntry{}
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +1089,7 @@ func (x *DirEntry) String() string {
 func (*DirEntry) ProtoMessage() {}
 
 func (x *DirEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1102,7 @@ func (x *DirEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirEntry.ProtoReflect.Descriptor instead.
 func (*DirEntry) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10}
+	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DirEntry) GetName() string {
@@ -957,7 +1128,7 @@ type ReadDirResponse struct {
 
 func (x *ReadDirResponse) Reset() {
 	*x = ReadDirResponse{}
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -969,7 +1140,7 @@ func (x *ReadDirResponse) String() string {
 func (*ReadDirResponse) ProtoMessage() {}
 
 func (x *ReadDirResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -982,7 +1153,7 @@ func (x *ReadDirResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadDirResponse.ProtoReflect.Descriptor instead.
 func (*ReadDirResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11}
+	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ReadDirResponse) GetEntries() []*DirEntry {
@@ -1002,7 +1173,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1014,7 +1185,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1027,7 +1198,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReadFileRequest) GetPath() string {
@@ -1053,7 +1224,7 @@ type ReadFileResponse struct {
 
 func (x *ReadFileResponse) Reset() {
 	*x = ReadFileResponse{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1236,7 @@ func (x *ReadFileResponse) String() string {
 func (*ReadFileResponse) ProtoMessage() {}
 
 func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1249,7 @@ func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileResponse.ProtoReflect.Descriptor instead.
 func (*ReadFileResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReadFileResponse) GetData() []byte {
@@ -1098,7 +1269,7 @@ type ReadFilesRequest struct {
 
 func (x *ReadFilesRequest) Reset() {
 	*x = ReadFilesRequest{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1281,7 @@ func (x *ReadFilesRequest) String() string {
 func (*ReadFilesRequest) ProtoMessage() {}
 
 func (x *ReadFilesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1294,7 @@ func (x *ReadFilesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFilesRequest.ProtoReflect.Descriptor instead.
 func (*ReadFilesRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReadFilesRequest) GetPaths() []string {
@@ -1152,7 +1323,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1164,7 +1335,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1177,7 +1348,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15}
+	return file_provider_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Error) GetKind() ErrorKind {
@@ -1205,7 +1376,7 @@ type FileContent struct {
 
 func (x *FileContent) Reset() {
 	*x = FileContent{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1388,7 @@ func (x *FileContent) String() string {
 func (*FileContent) ProtoMessage() {}
 
 func (x *FileContent) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1401,7 @@ func (x *FileContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileContent.ProtoReflect.Descriptor instead.
 func (*FileContent) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16}
+	return file_provider_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FileContent) GetPath() string {
@@ -1264,7 +1435,7 @@ const file_provider_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
 	"\bpriority\x18\x03 \x01(\x05R\bpriority\x12\"\n" +
-	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"\xee\x01\n" +
+	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"\xae\x02\n" +
 	"\x0fDiscoverRequest\x12\x10\n" +
 	"\x03cwd\x18\x01 \x01(\tR\x03cwd\x12\x12\n" +
 	"\x04home\x18\x02 \x01(\tR\x04home\x12%\n" +
@@ -1275,7 +1446,25 @@ const file_provider_proto_rawDesc = "" +
 	"activation\x12\x1d\n" +
 	"\n" +
 	"extra_dirs\x18\x06 \x03(\tR\textraDirs\x12$\n" +
-	"\x0emax_rule_bytes\x18\a \x01(\x03R\fmaxRuleBytes\"\x8b\x01\n" +
+	"\x0emax_rule_bytes\x18\a \x01(\x03R\fmaxRuleBytes\x12>\n" +
+	"\bprefetch\x18\b \x03(\v2\".rulebroker.provider.v1.PrefetchedR\bprefetch\"\xa5\x03\n" +
+	"\n" +
+	"Prefetched\x125\n" +
+	"\x02op\x18\x01 \x01(\x0e2%.rulebroker.provider.v1.Prefetched.OpR\x02op\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1b\n" +
+	"\tmax_bytes\x18\x03 \x01(\x03R\bmaxBytes\x124\n" +
+	"\x04info\x18\x04 \x01(\v2 .rulebroker.provider.v1.FileInfoR\x04info\x12\x1a\n" +
+	"\bresolved\x18\x05 \x01(\tR\bresolved\x12:\n" +
+	"\aentries\x18\x06 \x03(\v2 .rulebroker.provider.v1.DirEntryR\aentries\x12\x12\n" +
+	"\x04data\x18\a \x01(\fR\x04data\x123\n" +
+	"\x05error\x18\b \x01(\v2\x1d.rulebroker.provider.v1.ErrorR\x05error\"X\n" +
+	"\x02Op\x12\x12\n" +
+	"\x0eOP_UNSPECIFIED\x10\x00\x12\v\n" +
+	"\aOP_STAT\x10\x01\x12\x0e\n" +
+	"\n" +
+	"OP_RESOLVE\x10\x02\x12\x0f\n" +
+	"\vOP_READ_DIR\x10\x03\x12\x10\n" +
+	"\fOP_READ_FILE\x10\x04\"\x8b\x01\n" +
 	"\x10DiscoverResponse\x122\n" +
 	"\x04rule\x18\x01 \x01(\v2\x1c.rulebroker.provider.v1.RuleH\x00R\x04rule\x12;\n" +
 	"\awarning\x18\x02 \x01(\v2\x1f.rulebroker.provider.v1.WarningH\x00R\awarningB\x06\n" +
@@ -1374,59 +1563,66 @@ func file_provider_proto_rawDescGZIP() []byte {
 	return file_provider_proto_rawDescData
 }
 
-var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_provider_proto_goTypes = []any{
 	(Level)(0),               // 0: rulebroker.provider.v1.Level
 	(FileType)(0),            // 1: rulebroker.provider.v1.FileType
 	(ErrorKind)(0),           // 2: rulebroker.provider.v1.ErrorKind
-	(*DescribeRequest)(nil),  // 3: rulebroker.provider.v1.DescribeRequest
-	(*DescribeResponse)(nil), // 4: rulebroker.provider.v1.DescribeResponse
-	(*DiscoverRequest)(nil),  // 5: rulebroker.provider.v1.DiscoverRequest
-	(*DiscoverResponse)(nil), // 6: rulebroker.provider.v1.DiscoverResponse
-	(*Rule)(nil),             // 7: rulebroker.provider.v1.Rule
-	(*Warning)(nil),          // 8: rulebroker.provider.v1.Warning
-	(*PathRequest)(nil),      // 9: rulebroker.provider.v1.PathRequest
-	(*FileInfo)(nil),         // 10: rulebroker.provider.v1.FileInfo
-	(*StatResponse)(nil),     // 11: rulebroker.provider.v1.StatResponse
-	(*ResolveResponse)(nil),  // 12: rulebroker.provider.v1.ResolveResponse
-	(*DirEntry)(nil),         // 13: rulebroker.provider.v1.DirEntry
-	(*ReadDirResponse)(nil),  // 14: rulebroker.provider.v1.ReadDirResponse
-	(*ReadFileRequest)(nil),  // 15: rulebroker.provider.v1.ReadFileRequest
-	(*ReadFileResponse)(nil), // 16: rulebroker.provider.v1.ReadFileResponse
-	(*ReadFilesRequest)(nil), // 17: rulebroker.provider.v1.ReadFilesRequest
-	(*Error)(nil),            // 18: rulebroker.provider.v1.Error
-	(*FileContent)(nil),      // 19: rulebroker.provider.v1.FileContent
+	(Prefetched_Op)(0),       // 3: rulebroker.provider.v1.Prefetched.Op
+	(*DescribeRequest)(nil),  // 4: rulebroker.provider.v1.DescribeRequest
+	(*DescribeResponse)(nil), // 5: rulebroker.provider.v1.DescribeResponse
+	(*DiscoverRequest)(nil),  // 6: rulebroker.provider.v1.DiscoverRequest
+	(*Prefetched)(nil),       // 7: rulebroker.provider.v1.Prefetched
+	(*DiscoverResponse)(nil), // 8: rulebroker.provider.v1.DiscoverResponse
+	(*Rule)(nil),             // 9: rulebroker.provider.v1.Rule
+	(*Warning)(nil),          // 10: rulebroker.provider.v1.Warning
+	(*PathRequest)(nil),      // 11: rulebroker.provider.v1.PathRequest
+	(*FileInfo)(nil),         // 12: rulebroker.provider.v1.FileInfo
+	(*StatResponse)(nil),     // 13: rulebroker.provider.v1.StatResponse
+	(*ResolveResponse)(nil),  // 14: rulebroker.provider.v1.ResolveResponse
+	(*DirEntry)(nil),         // 15: rulebroker.provider.v1.DirEntry
+	(*ReadDirResponse)(nil),  // 16: rulebroker.provider.v1.ReadDirResponse
+	(*ReadFileRequest)(nil),  // 17: rulebroker.provider.v1.ReadFileRequest
+	(*ReadFileResponse)(nil), // 18: rulebroker.provider.v1.ReadFileResponse
+	(*ReadFilesRequest)(nil), // 19: rulebroker.provider.v1.ReadFilesRequest
+	(*Error)(nil),            // 20: rulebroker.provider.v1.Error
+	(*FileContent)(nil),      // 21: rulebroker.provider.v1.FileContent
 }
 var file_provider_proto_depIdxs = []int32{
-	7,  // 0: rulebroker.provider.v1.DiscoverResponse.rule:type_name -> rulebroker.provider.v1.Rule
-	8,  // 1: rulebroker.provider.v1.DiscoverResponse.warning:type_name -> rulebroker.provider.v1.Warning
-	0,  // 2: rulebroker.provider.v1.Rule.level:type_name -> rulebroker.provider.v1.Level
-	1,  // 3: rulebroker.provider.v1.FileInfo.type:type_name -> rulebroker.provider.v1.FileType
-	10, // 4: rulebroker.provider.v1.StatResponse.info:type_name -> rulebroker.provider.v1.FileInfo
-	1,  // 5: rulebroker.provider.v1.DirEntry.type:type_name -> rulebroker.provider.v1.FileType
-	13, // 6: rulebroker.provider.v1.ReadDirResponse.entries:type_name -> rulebroker.provider.v1.DirEntry
-	2,  // 7: rulebroker.provider.v1.Error.kind:type_name -> rulebroker.provider.v1.ErrorKind
-	18, // 8: rulebroker.provider.v1.FileContent.error:type_name -> rulebroker.provider.v1.Error
-	3,  // 9: rulebroker.provider.v1.Provider.Describe:input_type -> rulebroker.provider.v1.DescribeRequest
-	5,  // 10: rulebroker.provider.v1.Provider.Discover:input_type -> rulebroker.provider.v1.DiscoverRequest
-	9,  // 11: rulebroker.provider.v1.HostFS.Stat:input_type -> rulebroker.provider.v1.PathRequest
-	9,  // 12: rulebroker.provider.v1.HostFS.Resolve:input_type -> rulebroker.provider.v1.PathRequest
-	9,  // 13: rulebroker.provider.v1.HostFS.ReadDir:input_type -> rulebroker.provider.v1.PathRequest
-	15, // 14: rulebroker.provider.v1.HostFS.ReadFile:input_type -> rulebroker.provider.v1.ReadFileRequest
-	17, // 15: rulebroker.provider.v1.HostFS.ReadFiles:input_type -> rulebroker.provider.v1.ReadFilesRequest
-	4,  // 16: rulebroker.provider.v1.Provider.Describe:output_type -> rulebroker.provider.v1.DescribeResponse
-	6,  // 17: rulebroker.provider.v1.Provider.Discover:output_type -> rulebroker.provider.v1.DiscoverResponse
-	11, // 18: rulebroker.provider.v1.HostFS.Stat:output_type -> rulebroker.provider.v1.StatResponse
-	12, // 19: rulebroker.provider.v1.HostFS.Resolve:output_type -> rulebroker.provider.v1.ResolveResponse
-	14, // 20: rulebroker.provider.v1.HostFS.ReadDir:output_type -> rulebroker.provider.v1.ReadDirResponse
-	16, // 21: rulebroker.provider.v1.HostFS.ReadFile:output_type -> rulebroker.provider.v1.ReadFileResponse
-	19, // 22: rulebroker.provider.v1.HostFS.ReadFiles:output_type -> rulebroker.provider.v1.FileContent
-	16, // [16:23] is the sub-list for method output_type
-	9,  // [9:16] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	7,  // 0: rulebroker.provider.v1.DiscoverRequest.prefetch:type_name -> rulebroker.provider.v1.Prefetched
+	3,  // 1: rulebroker.provider.v1.Prefetched.op:type_name -> rulebroker.provider.v1.Prefetched.Op
+	12, // 2: rulebroker.provider.v1.Prefetched.info:type_name -> rulebroker.provider.v1.FileInfo
+	15, // 3: rulebroker.provider.v1.Prefetched.entries:type_name -> rulebroker.provider.v1.DirEntry
+	20, // 4: rulebroker.provider.v1.Prefetched.error:type_name -> rulebroker.provider.v1.Error
+	9,  // 5: rulebroker.provider.v1.DiscoverResponse.rule:type_name -> rulebroker.provider.v1.Rule
+	10, // 6: rulebroker.provider.v1.DiscoverResponse.warning:type_name -> rulebroker.provider.v1.Warning
+	0,  // 7: rulebroker.provider.v1.Rule.level:type_name -> rulebroker.provider.v1.Level
+	1,  // 8: rulebroker.provider.v1.FileInfo.type:type_name -> rulebroker.provider.v1.FileType
+	12, // 9: rulebroker.provider.v1.StatResponse.info:type_name -> rulebroker.provider.v1.FileInfo
+	1,  // 10: rulebroker.provider.v1.DirEntry.type:type_name -> rulebroker.provider.v1.FileType
+	15, // 11: rulebroker.provider.v1.ReadDirResponse.entries:type_name -> rulebroker.provider.v1.DirEntry
+	2,  // 12: rulebroker.provider.v1.Error.kind:type_name -> rulebroker.provider.v1.ErrorKind
+	20, // 13: rulebroker.provider.v1.FileContent.error:type_name -> rulebroker.provider.v1.Error
+	4,  // 14: rulebroker.provider.v1.Provider.Describe:input_type -> rulebroker.provider.v1.DescribeRequest
+	6,  // 15: rulebroker.provider.v1.Provider.Discover:input_type -> rulebroker.provider.v1.DiscoverRequest
+	11, // 16: rulebroker.provider.v1.HostFS.Stat:input_type -> rulebroker.provider.v1.PathRequest
+	11, // 17: rulebroker.provider.v1.HostFS.Resolve:input_type -> rulebroker.provider.v1.PathRequest
+	11, // 18: rulebroker.provider.v1.HostFS.ReadDir:input_type -> rulebroker.provider.v1.PathRequest
+	17, // 19: rulebroker.provider.v1.HostFS.ReadFile:input_type -> rulebroker.provider.v1.ReadFileRequest
+	19, // 20: rulebroker.provider.v1.HostFS.ReadFiles:input_type -> rulebroker.provider.v1.ReadFilesRequest
+	5,  // 21: rulebroker.provider.v1.Provider.Describe:output_type -> rulebroker.provider.v1.DescribeResponse
+	8,  // 22: rulebroker.provider.v1.Provider.Discover:output_type -> rulebroker.provider.v1.DiscoverResponse
+	13, // 23: rulebroker.provider.v1.HostFS.Stat:output_type -> rulebroker.provider.v1.StatResponse
+	14, // 24: rulebroker.provider.v1.HostFS.Resolve:output_type -> rulebroker.provider.v1.ResolveResponse
+	16, // 25: rulebroker.provider.v1.HostFS.ReadDir:output_type -> rulebroker.provider.v1.ReadDirResponse
+	18, // 26: rulebroker.provider.v1.HostFS.ReadFile:output_type -> rulebroker.provider.v1.ReadFileResponse
+	21, // 27: rulebroker.provider.v1.HostFS.ReadFiles:output_type -> rulebroker.provider.v1.FileContent
+	21, // [21:28] is the sub-list for method output_type
+	14, // [14:21] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -1434,7 +1630,7 @@ func file_provider_proto_init() {
 	if File_provider_proto != nil {
 		return
 	}
-	file_provider_proto_msgTypes[3].OneofWrappers = []any{
+	file_provider_proto_msgTypes[4].OneofWrappers = []any{
 		(*DiscoverResponse_Rule)(nil),
 		(*DiscoverResponse_Warning)(nil),
 	}
@@ -1443,8 +1639,8 @@ func file_provider_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   17,
+			NumEnums:      4,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

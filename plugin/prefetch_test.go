@@ -1,0 +1,111 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// countingHostFS records every call the provider makes to the host.
+type countingHostFS struct {
+	shared.HostFS
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *countingHostFS) note(op string, paths ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range paths {
+		c.calls = append(c.calls, op+" "+p)
+	}
+}
+
+func (c *countingHostFS) Stat(ctx context.Context, p string) (shared.FileInfo, error) {
+	c.note("stat", p)
+	return c.HostFS.Stat(ctx, p)
+}
+
+func (c *countingHostFS) ReadDir(ctx context.Context, p string) ([]shared.DirEntry, error) {
+	c.note("readdir", p)
+	return c.HostFS.ReadDir(ctx, p)
+}
+
+func (c *countingHostFS) ReadFile(ctx context.Context, p string, max int64) ([]byte, error) {
+	c.note("read", p)
+	return c.HostFS.ReadFile(ctx, p, max)
+}
+
+func (c *countingHostFS) ReadFiles(ctx context.Context, paths []string, max int64) ([]shared.FileContent, error) {
+	c.note("read", paths...)
+	return c.HostFS.ReadFiles(ctx, paths, max)
+}
+
+// dirAndStat loads every .md file in <cwd>/d and reports whether
+// <cwd>/.marker exists, as a warning.
+type dirAndStat struct{}
+
+func (dirAndStat) Info() Info { return Info{Name: "dir", Version: "1", Priority: 1} }
+func (dirAndStat) Discover(_ context.Context, req Request) (Result, error) {
+	rules, warnings := LoadRules(req.FS, path.Join(req.Cwd, "d"), LevelProject, ".md")
+	_, err := fs.Stat(req.FS, path.Join(req.Cwd, ".marker"))
+	warnings = append(warnings, Warning{Message: fmt.Sprintf("marker absent: %v", errors.Is(err, fs.ErrNotExist))})
+	return Result{Rules: rules, Warnings: warnings}, nil
+}
+
+func TestPrefetchedAnswersAreUsedAndTheHostIsNotCalled(t *testing.T) {
+	prov := dispense(t, dirAndStat{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	host := &countingHostFS{HostFS: &mapHostFS{files: map[string]string{
+		"/w/d/a.md":  "a on the host",
+		"/w/d/b.md":  "b on the host",
+		"/w/.marker": "",
+	}}}
+	// The answers differ from the host's files, so a rule shows where its
+	// content came from.
+	req := shared.DiscoverRequest{Cwd: "/w", Prefetch: []shared.Prefetched{
+		{Op: shared.PrefetchReadDir, Path: "/w/d", Entries: []shared.DirEntry{{Name: "a.md"}, {Name: "b.md"}}},
+		{Op: shared.PrefetchReadFile, Path: "/w/d/a.md", MaxBytes: shared.DefaultMaxRuleBytes, Data: []byte("a prefetched")},
+		// Another cap than the provider reads with: not its answer.
+		{Op: shared.PrefetchReadFile, Path: "/w/d/b.md", MaxBytes: 1, Data: []byte("b prefetched")},
+		{Op: shared.PrefetchStat, Path: "/w/.marker", Err: fmt.Errorf("stat /w/.marker: %w", fs.ErrNotExist)},
+		// Answers the provider never asks for cost nothing.
+		{Op: shared.PrefetchReadFile, Path: "/w/other.md", MaxBytes: shared.DefaultMaxRuleBytes, Data: []byte("x")},
+	}}
+	var got sink
+	if err := prov.Discover(ctx, req, host, &got); err != nil {
+		t.Fatal(err)
+	}
+	contents := map[string]string{}
+	for _, r := range got.rules {
+		contents[r.Name] = r.Content
+	}
+	if contents["a"] != "a prefetched" || contents["b"] != "b on the host" || len(got.rules) != 2 {
+		t.Fatalf("rules = %+v", got.rules)
+	}
+	if len(got.warnings) != 1 || got.warnings[0].Message != "marker absent: true" {
+		t.Fatalf("a prefetched error must answer errors.Is like the host's own: %+v", got.warnings)
+	}
+	if !slices.Equal(host.calls, []string{"read /w/d/b.md"}) {
+		t.Fatalf("host calls = %q, want only the file without a usable answer", host.calls)
+	}
+
+	// Without a prefetch every call goes to the host.
+	host.calls = nil
+	got = sink{}
+	if err := prov.Discover(ctx, shared.DiscoverRequest{Cwd: "/w"}, host, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"readdir /w/d", "read /w/d/a.md", "read /w/d/b.md", "stat /w/.marker"}; !slices.Equal(host.calls, want) {
+		t.Fatalf("host calls = %q, want %q", host.calls, want)
+	}
+}
