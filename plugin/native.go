@@ -11,11 +11,14 @@ import (
 // Helpers for providers that, in ModeNative, find and activate rules the way
 // their tool does.
 
-// MaxTreeFiles and MaxTreeDepth bound LoadTree: a rule tree is a handful of
-// files a few folders deep, and a bound keeps a checked-in node_modules-like
-// tree from costing the whole discovery.
+// MaxTreeFiles and MaxTreeDepth bound LoadTree. A rule tree is usually a
+// handful of files a few folders deep, but some repositories keep thousands
+// of generated rules in one folder; the file bound is the host's default cap
+// on rules per provider, so any folder the flat, reference-mode read loads
+// loads here too, while a checked-in node_modules-like tree still cannot
+// cost the whole discovery.
 const (
-	MaxTreeFiles = 1000
+	MaxTreeFiles = 100_000
 	MaxTreeDepth = 16
 )
 
@@ -27,15 +30,19 @@ const (
 // dir has no files. Past MaxTreeFiles files or MaxTreeDepth levels the rest
 // is left out with a warning naming the cap.
 func LoadTree(fsys fs.FS, dir string, exts ...string) ([]File, []Warning) {
+	return loadTree(fsys, dir, MaxTreeFiles, exts...)
+}
+
+func loadTree(fsys fs.FS, dir string, maxFiles int, exts ...string) ([]File, []Warning) {
 	dir = path.Clean(dir)
 	paths, warnings := listDir(fsys, dir, exts...)
 	t := tree{fsys: fsys, exts: exts, paths: paths, warnings: warnings}
 	t.walk(dir, 1)
 	slices.Sort(t.paths)
-	if len(t.paths) > MaxTreeFiles {
+	if len(t.paths) > maxFiles {
 		t.warnings = append(t.warnings, Warning{Path: dir, Message: fmt.Sprintf(
-			"more than %d rule files below this folder (the cap); only the first %d in path order are read", MaxTreeFiles, MaxTreeFiles)})
-		t.paths = t.paths[:MaxTreeFiles]
+			"more than %d rule files below this folder (the cap); only the first %d in path order are read", maxFiles, maxFiles)})
+		t.paths = t.paths[:maxFiles]
 	}
 	files, more := LoadFiles(fsys, t.paths)
 	return files, append(t.warnings, more...)

@@ -2,7 +2,9 @@ package plugin
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func TestProjectDirs(t *testing.T) {
@@ -24,5 +26,31 @@ func TestProjectDirs(t *testing.T) {
 		if got := ProjectDirs(tc.req); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: ProjectDirs = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// The file cap keeps the first files in path order and names itself in one
+// warning; the real cap is large enough for any folder a flat read loads.
+func TestLoadTreeFileCap(t *testing.T) {
+	fsys := fstest.MapFS{
+		"r/a.mdc":       {Data: []byte("a")},
+		"r/b/c.mdc":     {Data: []byte("c")},
+		"r/b/d.mdc":     {Data: []byte("d")},
+		"r/e.mdc":       {Data: []byte("e")},
+		"r/.hidden.mdc": {Data: []byte("h")},
+	}
+	files, warnings := loadTree(fsys, "r", 3, ".mdc")
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Path)
+	}
+	if strings.Join(got, " ") != "r/a.mdc r/b/c.mdc r/b/d.mdc" {
+		t.Errorf("files = %v", got)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0].Message, "more than 3 rule files") || warnings[0].Path != "r" {
+		t.Errorf("warnings = %v", warnings)
+	}
+	if MaxTreeFiles < 100_000 {
+		t.Errorf("MaxTreeFiles = %d: a folder the reference read loads must load in native mode too", MaxTreeFiles)
 	}
 }
