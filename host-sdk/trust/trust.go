@@ -55,6 +55,12 @@ func Read(path string) (Lock, error) {
 		return Lock{}, err
 	}
 	defer f.Close()
+	// A lock anyone can write trusts whatever anyone adds to it.
+	if fi, err := f.Stat(); err != nil {
+		return Lock{}, err
+	} else if fi.Mode().Perm()&0o002 != 0 {
+		return Lock{}, fmt.Errorf("%s: the lock file is world-writable (mode %04o): anyone could trust a binary; trusting nothing until it is fixed (chmod o-w)", path, fi.Mode().Perm())
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxLockBytes+1))
 	if err != nil {
 		return Lock{}, err

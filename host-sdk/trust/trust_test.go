@@ -91,3 +91,22 @@ func TestWorldWritableRefused(t *testing.T) {
 		t.Fatalf("a sticky parent (like /tmp) is fine: %v", err)
 	}
 }
+
+// A lock file anyone can write would let anyone trust a binary: it is
+// refused, and nothing it lists is trusted.
+func TestReadRefusesAWorldWritableLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plugins.lock")
+	if err := Write(path, Lock{Entries: []Entry{{Name: "x", Path: "/x", SHA256: "00"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(path); err != nil {
+		t.Fatalf("a private lock: %v", err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Read(path)
+	if err == nil || !strings.Contains(err.Error(), "world-writable") || len(l.Entries) != 0 {
+		t.Fatalf("got %+v, %v; want a world-writable refusal", l, err)
+	}
+}
