@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-// DefaultEnv is the allow-list of environment variables a provider gets from
+// defaultEnv is the allow-list of environment variables a provider gets from
 // the host. A name ending in "*" is a prefix. Everything else — API keys,
 // tokens, cloud credentials — stays with the host.
 var defaultEnv = []string{"PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "RULEBROKER_*"}
