@@ -24,12 +24,19 @@ func lockFile(cfg *config) string {
 
 // trustCommand is the exact command that trusts the binary at path: the
 // warning about an untrusted provider ends with it.
-func trustCommand(path string) string {
+func trustCommand(path, home string) string {
 	name := "host"
 	if exe, err := os.Executable(); err == nil {
 		name = filepath.Base(exe)
 	}
-	return name + " plugins trust " + shellQuote(path)
+	cmd := name + " plugins trust " + shellQuote(path)
+	// The lock lives under the home the host was given; name it when it is
+	// not the one the command would default to, or the command trusts the
+	// binary in another lock.
+	if home != os.Getenv("HOME") {
+		cmd += " --home " + shellQuote(home)
+	}
+	return cmd
 }
 
 func shellQuote(s string) string {

@@ -79,7 +79,7 @@ func brokerSetup(ctx context.Context, cfg *config) (broker.Options, shared.Disco
 		DevPluginDirs: cfg.pluginDirs,
 		PluginDirs:    broker.PluginDirs(nil, os.Getenv(broker.PluginPathEnv), cfg.home),
 		LockFile:      lockFile(cfg),
-		TrustHint:     trustCommand,
+		TrustHint:     func(path string) string { return trustCommand(path, cfg.home) },
 		FS:            fsys,
 		Timeout:       cfg.timeout,
 		Priority:      cfg.priority,
