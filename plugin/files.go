@@ -36,18 +36,34 @@ func LoadDir(fsys fs.FS, dir string, exts ...string) ([]File, []Warning) {
 // files in dir, sorted by name.
 func listDir(fsys fs.FS, dir string, exts ...string) ([]string, []Warning) {
 	dir = path.Clean(dir)
+	entries, w := readDir(fsys, dir)
+	if w != nil {
+		return nil, []Warning{*w}
+	}
+	return ruleFiles(fsys, dir, entries, exts)
+}
+
+// readDir lists dir. A missing dir has no entries and no warning; one that
+// cannot be read, or is a file, has a warning.
+func readDir(fsys fs.FS, dir string) ([]fs.DirEntry, *Warning) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		if !IsAbsent(err) {
-			return nil, []Warning{{Path: dir, Message: "cannot read directory: " + ErrorCause(err)}}
+			return nil, &Warning{Path: dir, Message: "cannot read directory: " + ErrorCause(err)}
 		}
 		// "Not a directory" is also the answer when dir itself is a file:
 		// that is a mistake to report, not a missing directory.
 		if info, serr := fs.Stat(fsys, dir); serr == nil && !info.IsDir() {
-			return nil, []Warning{{Path: dir, Message: "not a directory; no rules read from it"}}
+			return nil, &Warning{Path: dir, Message: "not a directory; no rules read from it"}
 		}
 		return nil, nil
 	}
+	return entries, nil
+}
+
+// ruleFiles picks, from dir's entries, the rule files to load: not
+// dotfiles, one of exts, regular after following a link.
+func ruleFiles(fsys fs.FS, dir string, entries []fs.DirEntry, exts []string) ([]string, []Warning) {
 	var paths []string
 	var warnings []Warning
 	for _, e := range entries { // fs.ReadDir sorts by name

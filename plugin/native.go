@@ -35,8 +35,7 @@ func LoadTree(fsys fs.FS, dir string, exts ...string) ([]File, []Warning) {
 
 func loadTree(fsys fs.FS, dir string, maxFiles int, exts ...string) ([]File, []Warning) {
 	dir = path.Clean(dir)
-	paths, warnings := listDir(fsys, dir, exts...)
-	t := tree{fsys: fsys, exts: exts, paths: paths, warnings: warnings}
+	t := tree{fsys: fsys, exts: exts}
 	t.walk(dir, 1)
 	slices.Sort(t.paths)
 	if len(t.paths) > maxFiles {
@@ -55,14 +54,21 @@ type tree struct {
 	warnings []Warning
 }
 
-// walk adds the rule files of dir's subfolders; dir's own files are listed
-// already.
+// walk adds dir's rule files, then those of its subfolders, listing each
+// folder once.
 func (t *tree) walk(dir string, depth int) {
-	entries, err := fs.ReadDir(t.fsys, dir)
-	if err != nil {
-		return // listDir already reported what is wrong with dir
+	entries, w := readDir(t.fsys, dir)
+	if w != nil {
+		t.warnings = append(t.warnings, *w)
+		return
 	}
+	paths, warnings := ruleFiles(t.fsys, dir, entries, t.exts)
+	t.paths = append(t.paths, paths...)
+	t.warnings = append(t.warnings, warnings...)
 	for _, e := range entries {
+		if len(t.paths) > MaxTreeFiles {
+			return
+		}
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
@@ -71,12 +77,6 @@ func (t *tree) walk(dir string, depth int) {
 			t.warnings = append(t.warnings, Warning{Path: sub, Message: fmt.Sprintf(
 				"more than %d folder levels below the rules folder (the cap); not searched", MaxTreeDepth)})
 			continue
-		}
-		paths, warnings := listDir(t.fsys, sub, t.exts...)
-		t.paths = append(t.paths, paths...)
-		t.warnings = append(t.warnings, warnings...)
-		if len(t.paths) > MaxTreeFiles {
-			return
 		}
 		t.walk(sub, depth+1)
 	}

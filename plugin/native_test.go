@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -52,5 +53,39 @@ func TestLoadTreeFileCap(t *testing.T) {
 	}
 	if MaxTreeFiles < 100_000 {
 		t.Errorf("MaxTreeFiles = %d: a folder the reference read loads must load in native mode too", MaxTreeFiles)
+	}
+}
+
+// countingFS counts ReadDir calls per directory.
+type countingFS struct {
+	fstest.MapFS
+	reads map[string]int
+}
+
+func (c countingFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	c.reads[name]++
+	return c.MapFS.ReadDir(name)
+}
+
+// Each folder of a rule tree is listed once: every listing is a round trip
+// to the host, and a warning about an entry must not be reported twice.
+func TestLoadTreeListsEachFolderOnce(t *testing.T) {
+	fsys := countingFS{MapFS: fstest.MapFS{
+		"r/a.mdc":     {Data: []byte("a")},
+		"r/b/c.mdc":   {Data: []byte("c")},
+		"r/b/d/e.mdc": {Data: []byte("e")},
+		"r/f/g.mdc":   {Data: []byte("g")},
+	}, reads: map[string]int{}}
+	files, _ := LoadTree(fsys, "r", ".mdc")
+	if len(files) != 4 {
+		t.Fatalf("files = %v", files)
+	}
+	for dir, n := range fsys.reads {
+		if n != 1 {
+			t.Errorf("%s listed %d times", dir, n)
+		}
+	}
+	if len(fsys.reads) != 4 {
+		t.Errorf("listed %v, want r, r/b, r/b/d, r/f", fsys.reads)
 	}
 }
