@@ -13,12 +13,27 @@ import (
 // explain says in one line what a provider did when it failed to start or
 // failed the call op ("describe", "discover"). The wire classifies the
 // failure; this only words it, so nothing here reads gRPC's or go-plugin's
-// text.
+// text. The wording replaces the wire's message but not its kind: the
+// result still matches wire.ErrTimeout, wire.ErrCrashed and the rest with
+// errors.Is, which is how the live broker tells a crash from a refusal.
 func explain(op string, err error, timeout time.Duration) error {
 	var we *wire.Error
 	if !errors.As(err, &we) {
 		return fmt.Errorf("%s: %w", op, err)
 	}
+	return &explained{msg: word(op, we, timeout).Error(), kind: we}
+}
+
+// explained is a failure in the broker's words that keeps the wire's error.
+type explained struct {
+	msg  string
+	kind *wire.Error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() error { return e.kind }
+
+func word(op string, we *wire.Error, timeout time.Duration) error {
 	if we.Op == "start" {
 		switch {
 		case errors.Is(we, wire.ErrJunk):

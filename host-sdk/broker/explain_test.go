@@ -41,8 +41,14 @@ func TestExplainWordsEachKind(t *testing.T) {
 		{"discover", errors.New("sink full"), "discover: sink full"},
 	}
 	for _, tt := range tests {
-		if got := explain(tt.op, tt.err, time.Second).Error(); got != tt.want {
+		got := explain(tt.op, tt.err, time.Second)
+		if got.Error() != tt.want {
 			t.Errorf("explain(%v)\n got %q\nwant %q", tt.err, got, tt.want)
+		}
+		// The wording keeps the wire's kind: the live broker decides on it.
+		var we *wire.Error
+		if errors.As(tt.err, &we) && !errors.Is(got, we.Kind) {
+			t.Errorf("explain(%v) lost its kind %v", tt.err, we.Kind)
 		}
 	}
 	long := &wire.Error{Kind: wire.ErrJunk, Op: "start", Detail: strings.Repeat("x", 500)}

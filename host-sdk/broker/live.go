@@ -215,6 +215,12 @@ func (l *Live) run(ctx context.Context, p *liveProvider) []diag.Warning {
 		if errors.Is(err, wire.ErrCrashed) || errors.Is(err, wire.ErrTimeout) || p.proc.client.Exited() {
 			return []diag.Warning{l.crashed(p, "failed: "+err.Error())}
 		}
+		if ctx.Err() != nil || errors.Is(err, wire.ErrCanceled) {
+			// The host cut the call short: what it recorded is a partial
+			// read, so it runs again next round rather than trusting it.
+			p.facts = nil
+			return nil
+		}
 		// The provider answered with an error: its inputs are recorded, so
 		// it runs again when they change; until then its last rules stay.
 		p.facts = rec.done()
@@ -227,11 +233,12 @@ func (l *Live) run(ctx context.Context, p *liveProvider) []diag.Warning {
 	if p.good != nil {
 		fresh = newWarnings(p.good.warnings, out.warnings)
 	}
-	if rec.done().overflow {
+	facts := rec.done()
+	if facts.overflow {
 		fresh = append(fresh, diag.Warning{Source: out.provider.Name, Message: fmt.Sprintf(
 			"the provider asked about more than %d paths; it runs again after every tool call", maxFacts)})
 	}
-	p.good, p.facts = out, rec.done()
+	p.good, p.facts = out, facts
 	return fresh
 }
 
