@@ -251,3 +251,19 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Lstat is judged on the cleaned absolute path: ".." cannot climb out of the
+// roots, and a relative path is refused, as for every other call.
+func TestPolicyLstatStaysInsideTheRoots(t *testing.T) {
+	ctx := context.Background()
+	dir := tree(t)
+	p := mustPolicy(t, Tree(dir))
+	if _, err := p.Lstat(ctx, filepath.Join(dir, "AGENTS.md")); err != nil {
+		t.Fatalf("inside: %v", err)
+	}
+	for _, path := range []string{dir + "/../../../etc/passwd", "etc/passwd", dir + "/../../proc/self/environ"} {
+		if _, err := p.Lstat(ctx, path); !errors.Is(err, shared.ErrRefused) {
+			t.Errorf("Lstat(%q) = %v, want a refusal", path, err)
+		}
+	}
+}

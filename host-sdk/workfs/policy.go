@@ -350,6 +350,15 @@ func (p *Policy) Stat(ctx context.Context, path string) (shared.FileInfo, error)
 // policy is still the same plain file (same device, inode, size and times),
 // which costs one system call instead of a resolve and a stat.
 func (p *Policy) Lstat(ctx context.Context, path string) (shared.FileInfo, error) {
+	// Judged on the cleaned absolute path, as every other call is: "/ws/.."
+	// must not reach outside the roots. Lstat reads no content and does not
+	// follow the last link; a directory on the way swapped for a link can at
+	// most change what the caller compares, and a caller that sees a change
+	// resolves and stats through the policy.
+	if !filepath.IsAbs(path) {
+		return shared.FileInfo{}, &refusal{op: "lstat", path: path, reason: ErrOutsideRoots}
+	}
+	path = filepath.Clean(path)
 	if err := p.judge("lstat", path, path); err != nil {
 		return shared.FileInfo{}, err
 	}
