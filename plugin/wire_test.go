@@ -277,7 +277,10 @@ func TestPathsBetweenHostAndProvider(t *testing.T) {
 
 func TestFailedDiscoveryKeepsItsWarningsWithAbsolutePaths(t *testing.T) {
 	var got sink
-	_ = dispense(t, failing{}).Discover(context.Background(), shared.DiscoverRequest{}, &mapHostFS{}, &got)
+	err := dispense(t, failing{}).Discover(context.Background(), shared.DiscoverRequest{}, &mapHostFS{}, &got)
+	if err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("the provider's failure must reach the host, got %v", err)
+	}
 	if len(got.warnings) != 1 || got.warnings[0].Path != "/x" {
 		t.Fatalf("warnings = %+v", got.warnings)
 	}

@@ -329,6 +329,11 @@ func jsonAt(v any, path string) (string, error) {
 			return "", fmt.Errorf("cannot index %T with %q", v, key)
 		}
 	}
+	if f, ok := v.(float64); ok {
+		// Plain digits, so a pid of 1234567 compares as "1234567", not
+		// "1.234567e+06".
+		return strconv.FormatFloat(f, 'f', -1, 64), nil
+	}
 	return fmt.Sprint(v), nil
 }
 

@@ -102,23 +102,23 @@ func TestOncePerContent(t *testing.T) {
 		t.Errorf("outcome = %+v", o)
 	}
 
-	round, _ = a.PostExecute(ctx, []string{"c.go"})
+	round = post(t, a, "c.go")
 	if len(round.Attached) != 0 || round.Message != nil {
 		t.Errorf("second touch attached again: %v", names(round))
 	}
 
 	// The same content after a reload: still not again.
 	a.Update([]ruleset.Rule{r})
-	if round, _ = a.PostExecute(ctx, []string{"c.go"}); len(round.Attached) != 0 {
+	if round = post(t, a, "c.go"); len(round.Attached) != 0 {
 		t.Errorf("unchanged content attached again after Update: %v", names(round))
 	}
 	// Changed content: attached again at the next matching touch, not before.
 	r.Content = "New body."
 	a.Update([]ruleset.Rule{r})
-	if round, _ = a.PostExecute(ctx, []string{"x.md"}); len(round.Attached) != 0 {
+	if round = post(t, a, "x.md"); len(round.Attached) != 0 {
 		t.Errorf("attached without a matching touch: %v", names(round))
 	}
-	round, _ = a.PostExecute(ctx, []string{"d.go"})
+	round = post(t, a, "d.go")
 	if got := names(round); !slices.Equal(got, []string{"go"}) || !strings.Contains(round.Message.Text, "New body.") {
 		t.Errorf("after a change: %v %v", got, round.Message)
 	}
@@ -186,4 +186,15 @@ func TestCancelled(t *testing.T) {
 	if _, err := a.PostExecute(ctx, []string{"a.go"}); err == nil {
 		t.Error("PostExecute ignored a cancelled context")
 	}
+}
+
+// post runs one tool call's attachment round and fails the test on an
+// error, so "nothing attached" never stands for "the round failed".
+func post(t *testing.T, a *Attacher, paths ...string) Round {
+	t.Helper()
+	round, err := a.PostExecute(context.Background(), paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return round
 }
