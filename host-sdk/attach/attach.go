@@ -98,6 +98,7 @@ type rule struct {
 	ruleset.Rule
 	base  string
 	globs []string
+	sum   [32]byte // of Content, taken once per Update rather than per touch
 }
 
 // New returns an Attacher over rules, the attached ones (in native mode,
@@ -119,7 +120,7 @@ func (a *Attacher) Update(rules []ruleset.Rule) []diag.Warning {
 		if r.Shadowed {
 			continue
 		}
-		c := rule{Rule: r, base: a.cfg.WorkspaceRoot}
+		c := rule{Rule: r, base: a.cfg.WorkspaceRoot, sum: sha256.Sum256([]byte(r.Content))}
 		if r.GlobBase != "" {
 			c.base = filepath.Clean(r.GlobBase)
 		}
@@ -201,11 +202,10 @@ func (a *Attacher) PostExecute(ctx context.Context, paths []string) (Round, erro
 			continue
 		}
 		key := r.Provider + "\x00" + r.Path + "\x00" + r.Name
-		sum := sha256.Sum256([]byte(r.Content))
-		if last, ok := a.sent[key]; ok && last == sum {
+		if last, ok := a.sent[key]; ok && last == r.sum {
 			continue
 		}
-		a.sent[key] = sum
+		a.sent[key] = r.sum
 		at.Name, at.Provider, at.Path = r.Name, r.Provider, r.Path
 		round.Attached = append(round.Attached, at)
 		text = append(text, render(r.Rule, at))

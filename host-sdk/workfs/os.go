@@ -66,20 +66,10 @@ func (OS) Resolve(ctx context.Context, path string) (string, error) {
 }
 
 // ReadDir lists a directory sorted by name; each entry carries the type bits
-// of the entry itself (a symlink is a symlink).
-func (OS) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ents, err := os.ReadDir(path) // already sorted by name
-	if err != nil {
-		return nil, wrapOSErr("readdir", path, err)
-	}
-	out := make([]shared.DirEntry, len(ents))
-	for i, e := range ents {
-		out[i] = shared.DirEntry{Name: e.Name(), Type: e.Type()}
-	}
-	return out, nil
+// of the entry itself (a symlink is a symlink). It opens without blocking,
+// as ReadFile does, so a fifo at the path cannot hang the caller.
+func (o OS) ReadDir(ctx context.Context, path string) ([]shared.DirEntry, error) {
+	return o.readDirVetted(ctx, path, nil)
 }
 
 // ReadFile reads a regular file of at most max bytes. It reads max+1 bytes

@@ -176,3 +176,21 @@ func TestOSCanceled(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// Listing a fifo fails at once instead of blocking until a writer comes.
+func TestReadDirOfAFifoDoesNotBlock(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no fifos here:", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := (OS{}).ReadDir(context.Background(), fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("listing a fifo succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("listing a fifo blocked")
+	}
+}
