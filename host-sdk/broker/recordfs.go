@@ -59,6 +59,11 @@ func newRecordingFS(inner shared.HostFS) *recordingFS {
 func (r *recordingFS) ask(op shared.PrefetchOp, path string, max int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Only a live broker prefetches, and only it records facts: a one-shot
+	// Load has no next Discover to answer for.
+	if r.facts == nil {
+		return
+	}
 	k := prefetchKey{op: op, path: path, max: max}
 	if r.askedSet[k] || len(r.asked) >= maxPrefetch {
 		return
