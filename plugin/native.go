@@ -171,3 +171,30 @@ func DropDuplicateNames(rules []Rule) ([]Rule, []Warning) {
 	}
 	return kept, warnings
 }
+
+// LoadAlwaysRule loads the single file at name as one always rule called
+// ruleName, its globs relative to base, with source saying why it always
+// applies: the shape of a tool's legacy or global rule file (.cursorrules,
+// .windsurfrules, Windsurf's global rules, a .clinerules file). A missing
+// file gives no rule and no warning.
+func LoadAlwaysRule(fsys fs.FS, name string, level Level, ruleName, base, source string) ([]Rule, []Warning) {
+	files, warnings := LoadFiles(fsys, []string{name})
+	var rules []Rule
+	for _, f := range files {
+		r, more := ParseRule(f, level)
+		r.Name, r.GlobBase = ruleName, base
+		r.Activation, r.ActivationSource = ActivationAlways, source
+		rules = append(rules, r)
+		warnings = append(warnings, more...)
+	}
+	return rules, warnings
+}
+
+// LegacyRoot is where a tool's legacy rule file is read: the workspace root,
+// or cwd when the host gave none.
+func LegacyRoot(req Request) string {
+	if req.WorkspaceRoot != "" {
+		return path.Clean(req.WorkspaceRoot)
+	}
+	return req.Cwd
+}

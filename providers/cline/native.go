@@ -52,15 +52,9 @@ func discoverNative(ctx context.Context, req plugin.Request) (plugin.Result, err
 			res.Warnings = append(res.Warnings, rf.Warnings...)
 		}
 	case info.Mode().IsRegular():
-		files, warnings := plugin.LoadFiles(req.FS, []string{p})
+		rules, warnings := plugin.LoadAlwaysRule(req.FS, p, plugin.LevelProject, FileRuleName, base, "cline: .clinerules file")
+		res.Rules = append(res.Rules, rules...)
 		res.Warnings = append(res.Warnings, warnings...)
-		for _, f := range files {
-			r, more := plugin.ParseRule(f, plugin.LevelProject)
-			r.Name, r.GlobBase = FileRuleName, base
-			r.Activation, r.ActivationSource = plugin.ActivationAlways, "cline: .clinerules file"
-			res.Rules = append(res.Rules, r)
-			res.Warnings = append(res.Warnings, more...)
-		}
 	default:
 		res.Warnings = append(res.Warnings, plugin.Warning{Path: p, Message: "neither a file nor a directory; skipped"})
 	}

@@ -45,16 +45,10 @@ func discoverNative(ctx context.Context, req plugin.Request) (plugin.Result, err
 		project = append(project, found...)
 		res.Warnings = append(res.Warnings, warnings...)
 	}
-	if root := legacyRoot(req); root != "" {
-		files, warnings := plugin.LoadFiles(req.FS, []string{path.Join(root, ".cursorrules")})
+	if root := plugin.LegacyRoot(req); root != "" {
+		rules, warnings := plugin.LoadAlwaysRule(req.FS, path.Join(root, ".cursorrules"), plugin.LevelProject, LegacyRuleName, root, ".cursorrules")
+		project = append(project, rules...)
 		res.Warnings = append(res.Warnings, warnings...)
-		for _, f := range files {
-			r, more := plugin.ParseRule(f, plugin.LevelProject)
-			r.Name, r.GlobBase = LegacyRuleName, root
-			r.Activation, r.ActivationSource = plugin.ActivationAlways, ".cursorrules"
-			project = append(project, r)
-			res.Warnings = append(res.Warnings, more...)
-		}
 	}
 	project, dups := plugin.DropDuplicateNames(project)
 	res.Rules = append(res.Rules, project...)
@@ -70,13 +64,4 @@ func loadTree(req plugin.Request, dir string, level plugin.Level, base string) (
 		rules[i].GlobBase = base
 	}
 	return rules, append(warnings, more...)
-}
-
-// legacyRoot is where a legacy rule file is read: the workspace root, or
-// cwd when the host gave none.
-func legacyRoot(req plugin.Request) string {
-	if req.WorkspaceRoot != "" {
-		return path.Clean(req.WorkspaceRoot)
-	}
-	return req.Cwd
 }

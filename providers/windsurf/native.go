@@ -29,15 +29,10 @@ const LegacyRuleName = "windsurfrules"
 func discoverNative(ctx context.Context, req plugin.Request) (plugin.Result, error) {
 	var res plugin.Result
 	if req.Home != "" {
-		files, warnings := plugin.LoadFiles(req.FS, []string{path.Join(req.Home, ".codeium/windsurf/memories/global_rules.md")})
+		rules, warnings := plugin.LoadAlwaysRule(req.FS, path.Join(req.Home, ".codeium/windsurf/memories/global_rules.md"),
+			plugin.LevelUser, GlobalRuleName, "", "windsurf: global rules")
+		res.Rules = append(res.Rules, rules...)
 		res.Warnings = append(res.Warnings, warnings...)
-		for _, f := range files {
-			r, more := plugin.ParseRule(f, plugin.LevelUser)
-			r.Name = GlobalRuleName
-			r.Activation, r.ActivationSource = plugin.ActivationAlways, "windsurf: global rules"
-			res.Rules = append(res.Rules, r)
-			res.Warnings = append(res.Warnings, more...)
-		}
 	}
 	var project []plugin.Rule
 	for _, dir := range plugin.ProjectDirs(req) {
@@ -54,20 +49,10 @@ func discoverNative(ctx context.Context, req plugin.Request) (plugin.Result, err
 			res.Warnings = append(res.Warnings, rf.Warnings...)
 		}
 	}
-	root := path.Clean(req.WorkspaceRoot)
-	if req.WorkspaceRoot == "" {
-		root = req.Cwd
-	}
-	if root != "" {
-		files, warnings := plugin.LoadFiles(req.FS, []string{path.Join(root, ".windsurfrules")})
+	if root := plugin.LegacyRoot(req); root != "" {
+		rules, warnings := plugin.LoadAlwaysRule(req.FS, path.Join(root, ".windsurfrules"), plugin.LevelProject, LegacyRuleName, root, ".windsurfrules")
+		project = append(project, rules...)
 		res.Warnings = append(res.Warnings, warnings...)
-		for _, f := range files {
-			r, more := plugin.ParseRule(f, plugin.LevelProject)
-			r.Name, r.GlobBase = LegacyRuleName, root
-			r.Activation, r.ActivationSource = plugin.ActivationAlways, ".windsurfrules"
-			project = append(project, r)
-			res.Warnings = append(res.Warnings, more...)
-		}
 	}
 	project, dups := plugin.DropDuplicateNames(project)
 	res.Rules = append(res.Rules, project...)
