@@ -192,17 +192,27 @@ type Result struct {
 // Active returns the rules that won their names, in merge order.
 func (r Result) Active() []ruleset.Rule { return ruleset.Active(r.Rules) }
 
-// Load starts every provider in parallel, runs Discover once on each, stops
-// them all, and merges the results. It fails only when the options are
-// unusable; every provider problem is a warning in the result.
-func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result, error) {
+// prepare checks the options Load and Start share, fills in their defaults,
+// and puts into the request what the options decide for every provider.
+func prepare(opts Options, req shared.DiscoverRequest) (Options, shared.DiscoverRequest, error) {
 	if opts.FS == nil {
-		return Result{}, errors.New("broker: Options.FS is required")
+		return opts, req, errors.New("broker: Options.FS is required")
 	}
 	opts = opts.withDefaults(req)
 	req.MaxRuleBytes = opts.MaxRuleBytes
 	if opts.Activation != "" {
 		req.Activation = opts.Activation
+	}
+	return opts, req, nil
+}
+
+// Load starts every provider in parallel, runs Discover once on each, stops
+// them all, and merges the results. It fails only when the options are
+// unusable; every provider problem is a warning in the result.
+func Load(ctx context.Context, opts Options, req shared.DiscoverRequest) (Result, error) {
+	opts, req, err := prepare(opts, req)
+	if err != nil {
+		return Result{}, err
 	}
 
 	var res Result

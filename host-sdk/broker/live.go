@@ -129,13 +129,9 @@ func (c Change) Outcome() lifecycle.Outcome {
 // keeps them running; Close stops them. It fails only when the options are
 // unusable; every provider problem is a warning in the result.
 func Start(ctx context.Context, opts Options, req shared.DiscoverRequest, options ...LiveOption) (*Live, error) {
-	if opts.FS == nil {
-		return nil, errors.New("broker: Options.FS is required")
-	}
-	opts = opts.withDefaults(req)
-	req.MaxRuleBytes = opts.MaxRuleBytes
-	if opts.Activation != "" {
-		req.Activation = opts.Activation
+	opts, req, err := prepare(opts, req)
+	if err != nil {
+		return nil, err
 	}
 	l := &Live{opts: opts, req: req, extra: map[string]bool{}}
 	l.cfg.now = time.Now
