@@ -15,6 +15,7 @@ import (
 	"github.com/rulebroker/rulebroker/host-sdk/rulebook"
 	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
 	"github.com/rulebroker/rulebroker/host-sdk/ttsr"
+	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/shared"
 )
@@ -28,8 +29,11 @@ const (
 	maxBackoff   = time.Minute
 	// degradedAfter failures in a row mark a provider degraded.
 	degradedAfter = 3
-	// maxExtraDirs caps the touched directories sent to providers.
-	maxExtraDirs = 10_000
+	// maxExtraDirs and maxExtraBytes cap the touched directories sent to
+	// providers: their count, and their bytes, which must leave the
+	// Discover request well under the plugin's request limit.
+	maxExtraDirs  = 10_000
+	maxExtraBytes = 1 << 20
 )
 
 // LiveOption configures Start.
@@ -68,6 +72,8 @@ type Live struct {
 	extra    map[string]bool
 	closed   bool
 	capNoted bool
+	// extraBytes is the length of the paths in extra.
+	extraBytes int
 
 	mu        sync.RWMutex // guards what readers see
 	result    Result
@@ -351,6 +357,9 @@ func (l *Live) assemble() Result {
 func (l *Live) addExtra(touched []string) (added int, warns []diag.Warning) {
 	cwd := filepath.Clean(l.req.Cwd)
 	for _, p := range touched {
+		if workfs.Implausible(p) {
+			continue // no real file has it, so no provider has rules below it
+		}
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(cwd, p)
 		}
@@ -364,15 +373,17 @@ func (l *Live) addExtra(touched []string) (added int, warns []diag.Warning) {
 			if l.extra[dir] {
 				continue
 			}
-			if len(l.extra) >= maxExtraDirs {
+			if len(l.extra) >= maxExtraDirs || l.extraBytes+len(dir) > maxExtraBytes {
 				if !l.capNoted {
 					l.capNoted = true
 					warns = append(warns, diag.Warning{Message: fmt.Sprintf(
-						"more than %d touched directories; providers are not asked about the rest (%s and later)", maxExtraDirs, dir)})
+						"more than %d touched directories (or %d bytes of their paths); providers are not asked about the rest (%s and later)",
+						maxExtraDirs, maxExtraBytes, dir)})
 				}
 				break
 			}
 			l.extra[dir] = true
+			l.extraBytes += len(dir)
 			added++
 		}
 	}

@@ -965,14 +965,6 @@ func (r *Reconciler) decide(probes []*probe, loaded map[string]Scope) plan {
 	return pl
 }
 
-// Touched paths longer than these are ignored, with a warning: no real
-// file has such a path (Linux's PATH_MAX is 4096 bytes), and following one
-// would cost a probe per component.
-const (
-	maxTouchedPathBytes = 4096
-	maxTouchedPathParts = 256
-)
-
 // keptSet is one directory's kept trimmed digests.
 type keptSet []string
 
@@ -986,10 +978,10 @@ func (r *Reconciler) touchedDirs(st *state, p string) ([]string, *diag.Warning) 
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
 		return nil, nil
 	}
-	if len(p) > maxTouchedPathBytes || strings.Count(p, string(filepath.Separator)) > maxTouchedPathParts {
+	if workfs.Implausible(p) {
 		return nil, &diag.Warning{Source: source, Path: clipPath(p), Message: fmt.Sprintf(
 			"touched path ignored: longer than %d bytes or %d components, so it cannot name a real file",
-			maxTouchedPathBytes, maxTouchedPathParts)}
+			workfs.MaxPathBytes, workfs.MaxPathParts)}
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(r.cfg.Cwd, p)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/shared"
@@ -43,4 +44,18 @@ func FindRoot(ctx context.Context, fsys shared.HostFS, cwd string, markers []str
 			return cwd, warns, nil
 		}
 	}
+}
+
+// A touched path longer than MaxPathBytes (Linux's PATH_MAX) or with more
+// than MaxPathParts components cannot name a real file; following one would
+// cost a probe per component. The reconciler and the live broker both
+// ignore such paths.
+const (
+	MaxPathBytes = 4096
+	MaxPathParts = 256
+)
+
+// Implausible reports whether p is too long to name a real file.
+func Implausible(p string) bool {
+	return len(p) > MaxPathBytes || strings.Count(p, string(filepath.Separator)) > MaxPathParts
 }
