@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rulebroker/rulebroker/plugin/frontmatter"
 )
 
 // fields reads typed values out of frontmatter metadata. A value of the wrong
@@ -233,7 +232,7 @@ func (rf *RuleFile) flush() {
 }
 
 func parseRule(f File, level Level, keys []string) (Rule, bool, *fields, []Warning) {
-	doc := frontmatter.Parse(f.Data)
+	doc := f.parsed.Parse(f.Data)
 	meta := newFields(doc.Meta)
 	r := Rule{
 		Name:    f.Name,

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/rulebroker/rulebroker/plugin/frontmatter"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -14,7 +15,16 @@ type File struct {
 	Path string // name in the FS
 	Name string // base name without the extension that selected it
 	Data []byte // raw bytes, as read
+
+	// parsed, for a file read through the host's filesystem, is the
+	// provider process's parse cache: ParseRule answers from it when the
+	// bytes are those of a file it parsed in this discovery or the one
+	// before.
+	parsed *frontmatter.Cache
 }
+
+// parseCacher is a filesystem whose files share a parse cache: the host's.
+type parseCacher interface{ parseCache() *frontmatter.Cache }
 
 // LoadDir loads the files directly inside dir (a name in fsys) whose names
 // end in one of exts (e.g. ".md", ".mdc"), sorted by name, reading them all in
@@ -121,6 +131,10 @@ func LoadFiles(fsys fs.FS, paths []string) ([]File, []Warning) {
 	for i, p := range paths {
 		names[i] = path.Clean(p)
 	}
+	var parsed *frontmatter.Cache
+	if c, ok := fsys.(parseCacher); ok {
+		parsed = c.parseCache()
+	}
 	var files []File
 	var warnings []Warning
 	for _, r := range readFiles(fsys, names) {
@@ -128,7 +142,7 @@ func LoadFiles(fsys fs.FS, paths []string) ([]File, []Warning) {
 		switch {
 		case r.Err == nil:
 			base := path.Base(p)
-			files = append(files, File{Path: p, Name: strings.TrimSuffix(base, path.Ext(base)), Data: r.Data})
+			files = append(files, File{Path: p, Name: strings.TrimSuffix(base, path.Ext(base)), Data: r.Data, parsed: parsed})
 		case IsAbsent(r.Err):
 		default:
 			warnings = append(warnings, Warning{Path: p, Message: "cannot read file: " + ErrorCause(r.Err)})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rulebroker/rulebroker/internal/wire"
+	"github.com/rulebroker/rulebroker/plugin/frontmatter"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -21,6 +22,9 @@ type hostFS struct {
 	ctx context.Context // io/fs methods take no context; this is the Discover call's
 	fs  shared.HostFS
 	cap int64
+	// parsed is the provider process's parse cache, handed to the files
+	// read through this filesystem (see File).
+	parsed *frontmatter.Cache
 }
 
 var (
@@ -30,10 +34,12 @@ var (
 	_ batchReadFS   = (*hostFS)(nil)
 )
 
-// newHostFS reads at most limit bytes of any one file.
-func newHostFS(ctx context.Context, f shared.HostFS, limit int64) *hostFS {
-	return &hostFS{ctx: ctx, fs: f, cap: limit}
+// newHostFS reads at most limit bytes of any one file; parsed may be nil.
+func newHostFS(ctx context.Context, f shared.HostFS, limit int64, parsed *frontmatter.Cache) *hostFS {
+	return &hostFS{ctx: ctx, fs: f, cap: limit, parsed: parsed}
 }
+
+func (h *hostFS) parseCache() *frontmatter.Cache { return h.parsed }
 
 // abs maps an io/fs name to the host's absolute path.
 func abs(name string) string {

@@ -109,3 +109,33 @@ func TestPrefetchedAnswersAreUsedAndTheHostIsNotCalled(t *testing.T) {
 		t.Fatalf("host calls = %q, want %q", host.calls, want)
 	}
 }
+
+func TestRediscoveryParsesOnlyTheFilesThatChanged(t *testing.T) {
+	a := newAdapter(dirAndStat{})
+	ctx := context.Background()
+	host := &mapHostFS{files: map[string]string{
+		"/w/d/a.md": "---\ndescription: a\n---\na body",
+		"/w/d/b.md": "---\ndescription: b\n---\nb body",
+	}}
+	discover := func() map[string]string {
+		t.Helper()
+		var got sink
+		if err := a.Discover(ctx, shared.DiscoverRequest{Cwd: "/w"}, host, &got); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, r := range got.rules {
+			out[r.Name] = r.Description + ": " + r.Content
+		}
+		return out
+	}
+	discover()
+	host.files["/w/d/b.md"] = "---\ndescription: b2\n---\nb edited"
+	got := discover()
+	if got["a"] != "a: a body" || got["b"] != "b2: b edited" {
+		t.Fatalf("rules after the edit = %q", got)
+	}
+	if parsed, remembered := a.parsed.Stats(); parsed != 3 || remembered != 1 {
+		t.Fatalf("two discoveries parsed %d files and remembered %d; want 3 (both, then the edited one) and 1", parsed, remembered)
+	}
+}

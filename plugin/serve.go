@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/rulebroker/rulebroker/internal/wire"
+	"github.com/rulebroker/rulebroker/plugin/frontmatter"
 	"github.com/rulebroker/rulebroker/shared"
 )
 
@@ -23,13 +24,26 @@ func Serve(p Provider) {
 		JSONFormat: true,
 		Level:      hclog.Info,
 	})
-	wire.Serve(adapter{p}, logger)
+	a := newAdapter(p)
+	a.log = logger
+	wire.Serve(a, logger)
 }
 
 // adapter presents an SDK provider as the wire's shared.Provider: it converts
 // the host's absolute paths to FS names on the way in, and the provider's
 // names back to absolute paths on the way out.
-type adapter struct{ p Provider }
+type adapter struct {
+	p Provider
+	// parsed remembers, across the discoveries of this process, the
+	// frontmatter of the files read through the host, so a re-discovery
+	// after one file changed parses that file alone.
+	parsed *frontmatter.Cache
+	log    hclog.Logger
+}
+
+func newAdapter(p Provider) adapter {
+	return adapter{p: p, parsed: frontmatter.NewCache(), log: hclog.NewNullLogger()}
+}
 
 func (a adapter) Describe(context.Context) (shared.ProviderInfo, error) {
 	info := a.p.Info()
@@ -50,6 +64,12 @@ func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys 
 			err = fmt.Errorf("provider panicked: %v", r)
 		}
 	}()
+	a.parsed.Rotate()
+	parsed, remembered := a.parsed.Stats()
+	defer func() {
+		p, r := a.parsed.Stats()
+		a.log.Debug("discovered", "files parsed", p-parsed, "files remembered", r-remembered, "error", err)
+	}()
 	res, err := a.p.Discover(ctx, Request{
 		Cwd:           fsName(req.Cwd),
 		Home:          fsName(req.Home),
@@ -57,7 +77,7 @@ func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys 
 		Activation:    mode(req.Activation),
 		ExtraDirs:     fsNames(req.ExtraDirs),
 		MaxRuleBytes:  maxRuleBytes(req.MaxRuleBytes),
-		FS:            newHostFS(ctx, withPrefetch(fsys, req.Prefetch), maxRuleBytes(req.MaxRuleBytes)),
+		FS:            newHostFS(ctx, withPrefetch(fsys, req.Prefetch), maxRuleBytes(req.MaxRuleBytes), a.parsed),
 	})
 	for _, w := range res.Warnings {
 		if serr := sink.Warning(shared.Warning{Path: absPath(w.Path), Message: w.Message}); serr != nil {

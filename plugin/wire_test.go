@@ -152,7 +152,7 @@ func (s *sink) Warning(w shared.Warning) error { s.warnings = append(s.warnings,
 
 func dispense(t *testing.T, p Provider) shared.Provider {
 	t.Helper()
-	client, _ := goplugin.TestPluginGRPCConn(t, false, wire.VersionedPlugins(adapter{p})[shared.ProtocolVersion])
+	client, _ := goplugin.TestPluginGRPCConn(t, false, wire.VersionedPlugins(newAdapter(p))[shared.ProtocolVersion])
 	// Closing the client asks the server to shut down (go-plugin's controller
 	// Shutdown); stopping the server here as well would race with that.
 	t.Cleanup(func() { client.Close() })
