@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
 )
 
 // fields reads typed values out of frontmatter metadata. A value of the wrong
