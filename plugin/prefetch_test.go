@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,5 +138,57 @@ func TestRediscoveryParsesOnlyTheFilesThatChanged(t *testing.T) {
 	}
 	if parsed, remembered := a.parsed.Stats(); parsed != 3 || remembered != 1 {
 		t.Fatalf("two discoveries parsed %d files and remembered %d; want 3 (both, then the edited one) and 1", parsed, remembered)
+	}
+}
+
+func TestUnchangedAnswersComeFromThePreviousDiscovery(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{"/w/d/a.md": "a", "/w/d/b.md": "b"}
+	host := &countingHostFS{HostFS: &mapHostFS{files: files}}
+	unchanged := []shared.Prefetched{
+		{Op: shared.PrefetchReadDir, Path: "/w/d", Unchanged: true},
+		{Op: shared.PrefetchReadFile, Path: "/w/d/a.md", MaxBytes: shared.DefaultMaxRuleBytes, Unchanged: true},
+		{Op: shared.PrefetchStat, Path: "/w/.marker", Unchanged: true},
+	}
+	discover := func(a adapter, prefetch []shared.Prefetched) string {
+		t.Helper()
+		var got sink
+		if err := a.Discover(ctx, shared.DiscoverRequest{Cwd: "/w", Prefetch: prefetch}, host, &got); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range got.rules {
+			out = append(out, r.Name+"="+r.Content)
+		}
+		for _, w := range got.warnings {
+			out = append(out, w.Message)
+		}
+		return strings.Join(out, " ")
+	}
+
+	a := newAdapter(dirAndStat{})
+	discover(a, nil)
+	host.calls = nil
+	// The host vouches for a.md, the folder and the absent marker; b.md
+	// changed and comes fresh. The provider's own copy of a.md is used —
+	// the host's bytes differ here only to show which one was — and the
+	// host is not asked.
+	files["/w/d/a.md"] = "a on the host"
+	fresh := append(unchanged, shared.Prefetched{Op: shared.PrefetchReadFile, Path: "/w/d/b.md", MaxBytes: shared.DefaultMaxRuleBytes, Data: []byte("b, edited")})
+	if got := discover(a, fresh); got != "a=a b=b, edited marker absent: true" {
+		t.Fatalf("rules and warnings: %s", got)
+	}
+	if len(host.calls) != 0 {
+		t.Fatalf("the host was asked %q", host.calls)
+	}
+
+	// A process that does not have the previous answers (a new one) asks
+	// the host for each call the host called unchanged.
+	host.calls = nil
+	if got := discover(newAdapter(dirAndStat{}), unchanged); got != "a=a on the host b=b marker absent: true" {
+		t.Fatalf("rules and warnings without the previous answers: %s", got)
+	}
+	if want := []string{"readdir /w/d", "read /w/d/a.md", "read /w/d/b.md", "stat /w/.marker"}; !slices.Equal(host.calls, want) {
+		t.Fatalf("host calls = %q, want %q", host.calls, want)
 	}
 }

@@ -38,11 +38,14 @@ type adapter struct {
 	// frontmatter of the files read through the host, so a re-discovery
 	// after one file changed parses that file alone.
 	parsed *frontmatter.Cache
-	log    hclog.Logger
+	// answers keeps the host's answers of the latest discovery, which the
+	// host's "unchanged" answers in the next one stand for.
+	answers *answerMemory
+	log     hclog.Logger
 }
 
 func newAdapter(p Provider) adapter {
-	return adapter{p: p, parsed: frontmatter.NewCache(), log: hclog.NewNullLogger()}
+	return adapter{p: p, parsed: frontmatter.NewCache(), answers: newAnswerMemory(), log: hclog.NewNullLogger()}
 }
 
 func (a adapter) Describe(context.Context) (shared.ProviderInfo, error) {
@@ -65,6 +68,8 @@ func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys 
 		}
 	}()
 	a.parsed.Rotate()
+	a.answers.begin()
+	defer a.answers.end()
 	parsed, remembered := a.parsed.Stats()
 	defer func() {
 		p, r := a.parsed.Stats()
@@ -77,7 +82,7 @@ func (a adapter) Discover(ctx context.Context, req shared.DiscoverRequest, fsys 
 		Activation:    mode(req.Activation),
 		ExtraDirs:     fsNames(req.ExtraDirs),
 		MaxRuleBytes:  maxRuleBytes(req.MaxRuleBytes),
-		FS:            newHostFS(ctx, withPrefetch(fsys, req.Prefetch), maxRuleBytes(req.MaxRuleBytes), a.parsed),
+		FS:            newHostFS(ctx, withPrefetch(fsys, req.Prefetch, a.answers), maxRuleBytes(req.MaxRuleBytes), a.parsed),
 	})
 	for _, w := range res.Warnings {
 		if serr := sink.Warning(shared.Warning{Path: absPath(w.Path), Message: w.Message}); serr != nil {

@@ -183,6 +183,12 @@ type Prefetched struct {
 	Entries  []DirEntry // PrefetchReadDir
 	Data     []byte     // PrefetchReadFile
 	Err      error
+	// Unchanged, set instead of an answer, says the answer is the one the
+	// provider got for this same call in its previous Discover in the same
+	// process: the host checked that the path has not changed since, and
+	// sends no bytes for it. A provider that did not keep that answer asks
+	// the host.
+	Unchanged bool
 }
 
 // Sink receives what a provider discovers, one item at a time, so a large rule

@@ -88,6 +88,9 @@ type fact struct {
 	readMax    int64
 	readSum    [32]byte
 	listSum    [32]byte
+	// sameRound is the latest live round whose check found the path
+	// unchanged.
+	sameRound uint64
 }
 
 // racy reports whether the path changed so recently that a rewrite in the
@@ -135,6 +138,26 @@ func (r *factRecorder) observe(ctx context.Context, path string) {
 		r.facts[path] = f
 		r.order = append(r.order, f)
 	}
+}
+
+// adopt records f, a fact of the previous discovery found unchanged in this
+// round, as this discovery's: the provider is told to reuse its answer, so
+// the host neither reads the path again nor records it anew.
+func (r *factRecorder) adopt(f *fact) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, seen := r.facts[f.path]; seen {
+		return
+	}
+	if len(r.order) >= maxFacts {
+		r.overflow = true
+		return
+	}
+	r.facts[f.path] = f
+	r.order = append(r.order, f)
 }
 
 // read records the digest of what a read of path returned.
@@ -189,6 +212,8 @@ func listDigest(entries []shared.DirEntry, err error) [32]byte {
 type factSet struct {
 	facts    []*fact
 	overflow bool
+	// byPath indexes facts, made when a prefetch first needs it.
+	byPath map[string]*fact
 }
 
 func (r *factRecorder) done() *factSet {
@@ -203,37 +228,83 @@ func (r *factRecorder) done() *factSet {
 // a match moves the fact's recording time forward so it stops being racy
 // once the tick has passed.
 //
+// It checks every fact even after a change, and marks each one found
+// unchanged with round: the re-discovery that follows tells the provider
+// those answers are the ones it already has (see unchanged).
+//
 // at is when the round began: a fact re-verified in it counts as recorded
 // then, which is never later than its actual re-read.
-func (s *factSet) changed(ctx context.Context, fsys shared.HostFS, at time.Time) (string, bool) {
+func (s *factSet) changed(ctx context.Context, fsys shared.HostFS, at time.Time, round uint64) (string, bool) {
 	if s.overflow {
 		return "(more paths than the recording cap)", true
 	}
+	first := ""
 	for _, f := range s.facts {
-		if f.stat.errClass == "refused" {
-			continue // the policy does not change during a session
+		if f.verify(ctx, fsys, at) {
+			f.sameRound = round
+		} else if first == "" {
+			first = f.path
 		}
-		if !statOf(ctx, fsys, f.path).equal(f.stat) {
-			return f.path, true
-		}
-		if !f.racy() {
-			continue
-		}
-		if f.kinds&factRead != 0 {
-			data, err := fsys.ReadFile(ctx, f.path, f.readMax)
-			if readDigest(data, err) != f.readSum {
-				return f.path, true
-			}
-		}
-		if f.kinds&factList != 0 {
-			entries, err := fsys.ReadDir(ctx, f.path)
-			if listDigest(entries, err) != f.listSum {
-				return f.path, true
-			}
-		}
-		f.recordedAt = at
 	}
-	return "", false
+	return first, first != ""
+}
+
+// verify reports whether f's path still has the facts recorded.
+func (f *fact) verify(ctx context.Context, fsys shared.HostFS, at time.Time) bool {
+	if f.stat.errClass == "refused" {
+		return true // the policy does not change during a session
+	}
+	if !statOf(ctx, fsys, f.path).equal(f.stat) {
+		return false
+	}
+	if !f.racy() {
+		return true
+	}
+	if f.kinds&factRead != 0 {
+		data, err := fsys.ReadFile(ctx, f.path, f.readMax)
+		if readDigest(data, err) != f.readSum {
+			return false
+		}
+	}
+	if f.kinds&factList != 0 {
+		entries, err := fsys.ReadDir(ctx, f.path)
+		if listDigest(entries, err) != f.listSum {
+			return false
+		}
+	}
+	f.recordedAt = at
+	return true
+}
+
+// unchanged returns the fact of path when the check of round found it
+// unchanged and it vouches for the answer to call: the same stat answers a
+// Stat, the same listing a ReadDir, the same content read with the same cap
+// a ReadFile. A resolution is never vouched for: a link on the way can change
+// without the target's stat showing it.
+func (s *factSet) unchanged(call shared.Prefetched, round uint64) *fact {
+	if s.byPath == nil {
+		s.byPath = make(map[string]*fact, len(s.facts))
+		for _, f := range s.facts {
+			s.byPath[f.path] = f
+		}
+	}
+	f := s.byPath[call.Path]
+	if f == nil || f.sameRound != round {
+		return nil
+	}
+	switch call.Op {
+	case shared.PrefetchStat:
+		return f
+	case shared.PrefetchReadDir:
+		if f.kinds&factList != 0 {
+			return f
+		}
+	case shared.PrefetchReadFile:
+		if f.kinds&factRead != 0 && f.readMax == call.MaxBytes {
+			return f
+		}
+	}
+	return nil
 }
 
 // paths lists the recorded paths, in the order they were first asked about.

@@ -75,6 +75,10 @@ type Live struct {
 	// extraBytes is the length of the paths in extra.
 	extraBytes int
 
+	// rounds counts the rounds: a fact checked unchanged is marked with
+	// the round that checked it.
+	rounds uint64
+
 	mu        sync.RWMutex // guards what readers see
 	result    Result
 	book      *rulebook.Book
@@ -187,6 +191,14 @@ func (l *Live) run(ctx context.Context, p *liveProvider) []diag.Warning {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
 	defer cancel()
 	out := &outcome{}
+	// The provider still has its previous discovery's answers when it runs
+	// in the same process and that discovery succeeded: the answers this
+	// round's check found unchanged are sent as "unchanged".
+	var same func(shared.Prefetched) *fact
+	if facts := p.facts; p.proc != nil && facts != nil && p.good != nil && p.last == p.good {
+		round := l.rounds
+		same = func(c shared.Prefetched) *fact { return facts.unchanged(c, round) }
+	}
 	if p.proc == nil {
 		p.proc = p.launch.start(ctx, l.opts, out)
 		if p.proc == nil {
@@ -206,7 +218,7 @@ func (l *Live) run(ctx context.Context, p *liveProvider) []diag.Warning {
 	l.discovers++
 	l.mu.Unlock()
 	req := l.request()
-	req.Prefetch = prefetch(ctx, fsys, p.calls)
+	req.Prefetch = prefetch(ctx, fsys, p.calls, same)
 	p.proc.discover(ctx, l.opts, req, fsys, out)
 	p.last = out
 	p.calls = fsys.calls()
@@ -403,6 +415,7 @@ func (l *Live) Refresh(ctx context.Context, touched []string) (Change, error) {
 		return Change{}, errors.New("broker: the live broker is closed")
 	}
 	var ch Change
+	l.rounds++
 	added, warns := l.addExtra(touched)
 	ch.Warnings = warns
 	now := l.cfg.now()
@@ -425,10 +438,13 @@ func (l *Live) Refresh(ctx context.Context, touched []string) (Change, error) {
 				todo = append(todo, p)
 				down[p] = true
 			}
-		case added > 0 || p.facts == nil:
+		case p.facts == nil:
 			todo = append(todo, p)
 		default:
-			if _, changed := p.facts.changed(ctx, l.opts.FS, now); changed {
+			// Checked even when a new touched directory sends every
+			// provider to discover again: what is found unchanged need
+			// not be read again (see prefetch).
+			if _, changed := p.facts.changed(ctx, l.opts.FS, now, l.rounds); changed || added > 0 {
 				todo = append(todo, p)
 			}
 		}

@@ -36,7 +36,7 @@ func (c *fakeClock) set(t time.Time) {
 	c.t = t
 }
 
-func startLive(t *testing.T, m *workfstest.Mem, clock *fakeClock, builtins ...Builtin) *Live {
+func startLive(t *testing.T, m shared.HostFS, clock *fakeClock, builtins ...Builtin) *Live {
 	t.Helper()
 	l, err := Start(context.Background(), Options{Builtins: builtins, FS: m, Timeout: 10 * time.Second},
 		shared.DiscoverRequest{Cwd: "/w"}, WithClock(clock.now))

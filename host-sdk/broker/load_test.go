@@ -329,8 +329,13 @@ func TestLoadKillsWhatAProviderStartedAndDoesNotWaitForItsPipes(t *testing.T) {
 	if child == 0 {
 		t.Fatalf("the provider did not report its child: %v", res.Warnings)
 	}
-	if processAlive(child) {
-		t.Errorf("the provider's child (pid %d) outlived Load", child)
+	// The group's SIGKILL is sent before Load returns; on a loaded machine
+	// the kernel may take a moment to deliver it.
+	for i := 0; processAlive(child); i++ {
+		if i == 50 {
+			t.Fatalf("the provider's child (pid %d) outlived Load", child)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

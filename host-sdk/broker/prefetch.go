@@ -25,7 +25,12 @@ const (
 // input of this discovery exactly as the provider's own call would be: a
 // change to it later is noticed. The answers are fresh, never the recorded
 // ones. Errors are answers too (a file that is still missing).
-func prefetch(ctx context.Context, fsys *recordingFS, calls []shared.Prefetched) []shared.Prefetched {
+//
+// same, when not nil, returns the previous discovery's fact for a call whose
+// path this round found unchanged: that call is answered "unchanged" — the
+// provider reuses the answer it got last time — and the fact carries over,
+// so a re-discovery after one edit reads the edited file alone.
+func prefetch(ctx context.Context, fsys *recordingFS, calls []shared.Prefetched, same func(shared.Prefetched) *fact) []shared.Prefetched {
 	var out []shared.Prefetched
 	items, bytes := 0, int64(0)
 	for _, c := range calls {
@@ -33,6 +38,13 @@ func prefetch(ctx context.Context, fsys *recordingFS, calls []shared.Prefetched)
 			break
 		}
 		a := shared.Prefetched{Op: c.Op, Path: c.Path, MaxBytes: c.MaxBytes}
+		if f := sameFact(same, c); f != nil {
+			fsys.reuse(c, f)
+			a.Unchanged = true
+			items++
+			out = append(out, a)
+			continue
+		}
 		switch c.Op {
 		case shared.PrefetchStat:
 			a.Info, a.Err = fsys.Stat(ctx, c.Path)
@@ -56,4 +68,11 @@ func prefetch(ctx context.Context, fsys *recordingFS, calls []shared.Prefetched)
 		out = append(out, a)
 	}
 	return out
+}
+
+func sameFact(same func(shared.Prefetched) *fact, c shared.Prefetched) *fact {
+	if same == nil {
+		return nil
+	}
+	return same(c)
 }

@@ -150,7 +150,7 @@ func TestPrefetchStaysInsideItsCaps(t *testing.T) {
 		{Op: shared.PrefetchReadFile, Path: "/w/2", MaxBytes: 1 << 30},
 		{Op: shared.PrefetchReadFile, Path: "/w/3", MaxBytes: 1 << 30},
 	}
-	got := prefetch(context.Background(), fsys, calls)
+	got := prefetch(context.Background(), fsys, calls, nil)
 	if len(got) != 1 || got[0].Path != "/w/1" || string(got[0].Data) != big {
 		t.Fatalf("over the byte cap: %d answers", len(got))
 	}
@@ -158,7 +158,7 @@ func TestPrefetchStaysInsideItsCaps(t *testing.T) {
 	for range maxPrefetch + 5 {
 		many = append(many, shared.Prefetched{Op: shared.PrefetchStat, Path: "/w/rule.md"})
 	}
-	if got := prefetch(context.Background(), newRecordingFS(m), many); len(got) != maxPrefetch {
+	if got := prefetch(context.Background(), newRecordingFS(m), many, nil); len(got) != maxPrefetch {
 		t.Fatalf("over the count cap: %d answers, want %d", len(got), maxPrefetch)
 	}
 }
@@ -193,5 +193,91 @@ func TestLivePrefetchRealProviderEditedRoundMakesNoHostFSCall(t *testing.T) {
 		if got := calls.take(); len(got) != 0 {
 			t.Fatalf("edit %d: the provider called the host: %q", i, got)
 		}
+	}
+}
+
+// hostReads wraps a HostFS and records the reads the host makes itself (its
+// fact checks and the prefetch), leaving out the provider's calls over the
+// wire: what an edited round costs the host.
+type hostReads struct {
+	shared.HostFS
+	mu    sync.Mutex
+	reads []string
+}
+
+func (h *hostReads) note(ctx context.Context, op, p string) {
+	if _, ok := grpc.Method(ctx); ok {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reads = append(h.reads, op+" "+p)
+}
+
+func (h *hostReads) take() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.reads
+	h.reads = nil
+	return out
+}
+
+func (h *hostReads) ReadDir(ctx context.Context, p string) ([]shared.DirEntry, error) {
+	h.note(ctx, "readdir", p)
+	return h.HostFS.ReadDir(ctx, p)
+}
+
+func (h *hostReads) ReadFile(ctx context.Context, p string, max int64) ([]byte, error) {
+	h.note(ctx, "read", p)
+	return h.HostFS.ReadFile(ctx, p, max)
+}
+
+func TestLiveEditedRoundReadsOnlyWhatChanged(t *testing.T) {
+	m := testFS()
+	m.WriteFile("/w/d/a.md", []byte("a"))
+	m.WriteFile("/w/d/b.md", []byte("b"))
+	m.WriteFile("/w/d/c.md", []byte("c"))
+	clock := settled(m)
+	host := &hostReads{HostFS: m}
+	l := startLive(t, host, clock, sdkBuiltin("sdk"))
+	contents := func() string {
+		var out []string
+		for _, r := range l.Rules() {
+			out = append(out, r.Name+"="+r.Content)
+		}
+		return strings.Join(out, " ")
+	}
+	host.take()
+
+	// The edited file is read again; its unchanged siblings and their
+	// unchanged folder are answered "unchanged", and the provider still has
+	// every rule with its content.
+	m.WriteFile("/w/d/b.md", []byte("b, edited"))
+	clock.set(m.Now().Add(time.Hour))
+	if ch := refresh(t, l); len(ch.Discovered) != 1 || len(ch.Rules.Changed) != 1 {
+		t.Fatalf("edit: %+v", ch)
+	}
+	if got := host.take(); !slices.Equal(got, []string{"read /w/d/b.md"}) {
+		t.Fatalf("the edited round read %q, want only the edited file", got)
+	}
+	if got := contents(); got != "a=a b=b, edited c=c" {
+		t.Fatalf("rules after the edit: %s", got)
+	}
+
+	// The carried-over facts are still checked: a later edit of a file
+	// answered "unchanged" is noticed, and so is one to the folder.
+	m.WriteFile("/w/d/a.md", []byte("a, edited"))
+	clock.set(m.Now().Add(time.Hour))
+	if ch := refresh(t, l); len(ch.Discovered) != 1 {
+		t.Fatalf("edit of a carried-over file: %+v", ch)
+	}
+	m.WriteFile("/w/d/e.md", []byte("e"))
+	clock.set(m.Now().Add(time.Hour))
+	refresh(t, l)
+	if got := contents(); got != "a=a, edited b=b, edited c=c e=e" {
+		t.Fatalf("rules after more edits: %s", got)
+	}
+	if ch := refresh(t, l); len(ch.Discovered) != 0 {
+		t.Fatalf("nothing changed, yet %+v", ch)
 	}
 }

@@ -79,6 +79,18 @@ func (r *recordingFS) calls() []shared.Prefetched {
 	return slices.Clone(r.asked)
 }
 
+// reuse records call as made and answered "unchanged" from f, the previous
+// discovery's fact of its path, which carries over.
+func (r *recordingFS) reuse(call shared.Prefetched, f *fact) {
+	r.facts.adopt(f)
+	var err error
+	if f.stat.errClass == "refused" {
+		err = shared.ErrRefused
+	}
+	r.note(err, call.Path)
+	r.ask(call.Op, call.Path, call.MaxBytes)
+}
+
 func (r *recordingFS) note(err error, paths ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -289,30 +289,15 @@ const PrefetchBytes = 3 << 20
 func prefetchToProto(in []shared.Prefetched, limit int) (out []*pb.Prefetched, left int) {
 	size := 0
 	for i, p := range in {
-		m := &pb.Prefetched{Path: p.Path, MaxBytes: p.MaxBytes, Error: errorToProto(p.Err)}
-		switch p.Op {
-		case shared.PrefetchStat:
-			m.Op = pb.Prefetched_OP_STAT
-			if p.Err == nil {
-				m.Info = fileInfoToProto(p.Info)
-			}
-		case shared.PrefetchResolve:
-			m.Op = pb.Prefetched_OP_RESOLVE
-			m.Resolved = p.Resolved
-		case shared.PrefetchReadDir:
-			m.Op = pb.Prefetched_OP_READ_DIR
-			m.Entries = make([]*pb.DirEntry, len(p.Entries))
-			for j, e := range p.Entries {
-				m.Entries[j] = &pb.DirEntry{Name: e.Name, Type: fileTypeToProto(e.Type)}
-			}
-		case shared.PrefetchReadFile:
-			m.Op = pb.Prefetched_OP_READ_FILE
-			m.Data = p.Data
-		default:
-			left++
-			continue
+		m := &pb.Prefetched{Path: p.Path, MaxBytes: p.MaxBytes}
+		if p.Unchanged {
+			// No answer travels: the provider has it from its previous call.
+			m.Op, m.Unchanged = prefetchOpToProto(p.Op), true
+		} else {
+			m.Error = errorToProto(p.Err)
+			prefetchAnswerToProto(p, m)
 		}
-		if !prefetchValidUTF8(m) {
+		if m.Op == pb.Prefetched_OP_UNSPECIFIED || !prefetchValidUTF8(m) {
 			left++
 			continue
 		}
@@ -323,6 +308,43 @@ func prefetchToProto(in []shared.Prefetched, limit int) (out []*pb.Prefetched, l
 		out = append(out, m)
 	}
 	return out, left
+}
+
+// prefetchOpToProto is op's wire value, OP_UNSPECIFIED for one the wire
+// does not know.
+func prefetchOpToProto(op shared.PrefetchOp) pb.Prefetched_Op {
+	switch op {
+	case shared.PrefetchStat:
+		return pb.Prefetched_OP_STAT
+	case shared.PrefetchResolve:
+		return pb.Prefetched_OP_RESOLVE
+	case shared.PrefetchReadDir:
+		return pb.Prefetched_OP_READ_DIR
+	case shared.PrefetchReadFile:
+		return pb.Prefetched_OP_READ_FILE
+	}
+	return pb.Prefetched_OP_UNSPECIFIED
+}
+
+// prefetchAnswerToProto sets m's op and answer from p; the op stays
+// OP_UNSPECIFIED for one the wire does not know.
+func prefetchAnswerToProto(p shared.Prefetched, m *pb.Prefetched) {
+	m.Op = prefetchOpToProto(p.Op)
+	switch p.Op {
+	case shared.PrefetchStat:
+		if p.Err == nil {
+			m.Info = fileInfoToProto(p.Info)
+		}
+	case shared.PrefetchResolve:
+		m.Resolved = p.Resolved
+	case shared.PrefetchReadDir:
+		m.Entries = make([]*pb.DirEntry, len(p.Entries))
+		for j, e := range p.Entries {
+			m.Entries[j] = &pb.DirEntry{Name: e.Name, Type: fileTypeToProto(e.Type)}
+		}
+	case shared.PrefetchReadFile:
+		m.Data = p.Data
+	}
 }
 
 func prefetchValidUTF8(m *pb.Prefetched) bool {
@@ -347,6 +369,13 @@ func prefetchFromProto(in []*pb.Prefetched) []shared.Prefetched {
 	out := make([]shared.Prefetched, 0, len(in))
 	for _, m := range in {
 		p := shared.Prefetched{Path: m.GetPath(), MaxBytes: m.GetMaxBytes(), Err: errorFromProto(m.GetError())}
+		if m.GetUnchanged() {
+			p.Err, p.Unchanged = nil, true
+			if p.Op = prefetchOpFromProto(m.GetOp()); p.Op != 0 {
+				out = append(out, p)
+			}
+			continue
+		}
 		switch m.GetOp() {
 		case pb.Prefetched_OP_STAT:
 			p.Op = shared.PrefetchStat
@@ -372,4 +401,19 @@ func prefetchFromProto(in []*pb.Prefetched) []shared.Prefetched {
 		out = append(out, p)
 	}
 	return out
+}
+
+// prefetchOpFromProto is op's Go value, 0 for one this side does not know.
+func prefetchOpFromProto(op pb.Prefetched_Op) shared.PrefetchOp {
+	switch op {
+	case pb.Prefetched_OP_STAT:
+		return shared.PrefetchStat
+	case pb.Prefetched_OP_RESOLVE:
+		return shared.PrefetchResolve
+	case pb.Prefetched_OP_READ_DIR:
+		return shared.PrefetchReadDir
+	case pb.Prefetched_OP_READ_FILE:
+		return shared.PrefetchReadFile
+	}
+	return 0
 }

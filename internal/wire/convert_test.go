@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rulebroker/rulebroker/shared"
+	pb "github.com/rulebroker/rulebroker/shared/providerv1"
 )
 
 func TestFSErrorsKeepTheirKindAcrossTheWire(t *testing.T) {
@@ -88,6 +89,8 @@ func TestPrefetchedRoundTrip(t *testing.T) {
 		{Op: shared.PrefetchReadFile, Path: "/w/a", MaxBytes: 100, Data: []byte("abc")},
 		{Op: shared.PrefetchReadFile, Path: "/w/big", MaxBytes: 1, Err: fmt.Errorf("read /w/big: %w", shared.ErrTooLarge)},
 		{Op: shared.PrefetchReadFile, Path: "/w/p", MaxBytes: 1, Err: fmt.Errorf("read /w/p: %w: %w", shared.ErrRefused, fs.ErrPermission)},
+		{Op: shared.PrefetchReadFile, Path: "/w/same", MaxBytes: 7, Unchanged: true},
+		{Op: shared.PrefetchReadDir, Path: "/w/samedir", Unchanged: true},
 	}
 	msgs, left := prefetchToProto(in, PrefetchBytes)
 	if left != 0 || len(msgs) != len(in) {
@@ -99,7 +102,7 @@ func TestPrefetchedRoundTrip(t *testing.T) {
 	}
 	for i := range in {
 		a, b := in[i], out[i]
-		if a.Op != b.Op || a.Path != b.Path || a.MaxBytes != b.MaxBytes || a.Resolved != b.Resolved || string(a.Data) != string(b.Data) ||
+		if a.Op != b.Op || a.Path != b.Path || a.MaxBytes != b.MaxBytes || a.Unchanged != b.Unchanged || a.Resolved != b.Resolved || string(a.Data) != string(b.Data) ||
 			fmt.Sprint(a.Entries) != fmt.Sprint(b.Entries) || a.Info.Size != b.Info.Size || a.Info.Mode != b.Info.Mode ||
 			!a.Info.ModTime.Equal(b.Info.ModTime) || a.Info.Ino != b.Info.Ino {
 			t.Errorf("answer %d: %+v → %+v", i, a, b)
@@ -115,6 +118,11 @@ func TestPrefetchedRoundTrip(t *testing.T) {
 		if !errors.Is(out[c.i].Err, c.kind) {
 			t.Errorf("answer %d: %v is not %v after the wire", c.i, out[c.i].Err, c.kind)
 		}
+	}
+
+	// An unchanged answer carries no answer: only the call it stands for.
+	if m := msgs[len(msgs)-2]; !m.GetUnchanged() || m.GetData() != nil || m.GetError() != nil || m.GetOp() != pb.Prefetched_OP_READ_FILE {
+		t.Errorf("unchanged answer on the wire: %v", m)
 	}
 
 	// Past the size limit the rest is left out; a path that is not UTF-8

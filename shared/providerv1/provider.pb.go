@@ -475,11 +475,16 @@ type Prefetched struct {
 	// For OP_READ_FILE: the cap the file was read with.
 	MaxBytes int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
 	// The answer: set for its op when the call worked, else error.
-	Info          *FileInfo   `protobuf:"bytes,4,opt,name=info,proto3" json:"info,omitempty"`
-	Resolved      string      `protobuf:"bytes,5,opt,name=resolved,proto3" json:"resolved,omitempty"`
-	Entries       []*DirEntry `protobuf:"bytes,6,rep,name=entries,proto3" json:"entries,omitempty"`
-	Data          []byte      `protobuf:"bytes,7,opt,name=data,proto3" json:"data,omitempty"`
-	Error         *Error      `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	Info     *FileInfo   `protobuf:"bytes,4,opt,name=info,proto3" json:"info,omitempty"`
+	Resolved string      `protobuf:"bytes,5,opt,name=resolved,proto3" json:"resolved,omitempty"`
+	Entries  []*DirEntry `protobuf:"bytes,6,rep,name=entries,proto3" json:"entries,omitempty"`
+	Data     []byte      `protobuf:"bytes,7,opt,name=data,proto3" json:"data,omitempty"`
+	Error    *Error      `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	// Set instead of an answer: the answer is the one the provider got for
+	// this same call (op, path, max_bytes) during its previous Discover in this
+	// process, because the host found the path unchanged since. A provider that
+	// did not keep that answer asks the host.
+	Unchanged     bool `protobuf:"varint,9,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -568,6 +573,13 @@ func (x *Prefetched) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *Prefetched) GetUnchanged() bool {
+	if x != nil {
+		return x.Unchanged
+	}
+	return false
 }
 
 type DiscoverResponse struct {
@@ -1447,7 +1459,7 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"extra_dirs\x18\x06 \x03(\tR\textraDirs\x12$\n" +
 	"\x0emax_rule_bytes\x18\a \x01(\x03R\fmaxRuleBytes\x12>\n" +
-	"\bprefetch\x18\b \x03(\v2\".rulebroker.provider.v1.PrefetchedR\bprefetch\"\xa5\x03\n" +
+	"\bprefetch\x18\b \x03(\v2\".rulebroker.provider.v1.PrefetchedR\bprefetch\"\xc3\x03\n" +
 	"\n" +
 	"Prefetched\x125\n" +
 	"\x02op\x18\x01 \x01(\x0e2%.rulebroker.provider.v1.Prefetched.OpR\x02op\x12\x12\n" +
@@ -1457,7 +1469,8 @@ const file_provider_proto_rawDesc = "" +
 	"\bresolved\x18\x05 \x01(\tR\bresolved\x12:\n" +
 	"\aentries\x18\x06 \x03(\v2 .rulebroker.provider.v1.DirEntryR\aentries\x12\x12\n" +
 	"\x04data\x18\a \x01(\fR\x04data\x123\n" +
-	"\x05error\x18\b \x01(\v2\x1d.rulebroker.provider.v1.ErrorR\x05error\"X\n" +
+	"\x05error\x18\b \x01(\v2\x1d.rulebroker.provider.v1.ErrorR\x05error\x12\x1c\n" +
+	"\tunchanged\x18\t \x01(\bR\tunchanged\"X\n" +
 	"\x02Op\x12\x12\n" +
 	"\x0eOP_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aOP_STAT\x10\x01\x12\x0e\n" +
