@@ -470,7 +470,7 @@ func (l *Live) Refresh(ctx context.Context, touched []string) (Change, error) {
 	ch.Rules = ruleset.DiffRules(l.result.Rules, res.Rules)
 	l.result = res
 	if !ch.Rules.Empty() {
-		book := rulebook.New(res.Active(), rulebook.WithActivation(l.req.Activation))
+		book := rulebook.New(res.Active(), rulebook.WithActivation(l.req.Activation), rulebook.WithPrevious(l.book))
 		ch.Message = rulebook.ChangeMessage(l.book, book)
 		l.book = book
 		l.triggers.Update(book.Triggers())

@@ -1,6 +1,7 @@
 package rulebook
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -66,5 +67,25 @@ func TestChangeMessageNative(t *testing.T) {
 	got = ChangeMessage(New([]ruleset.Rule{tsRule}, native), New([]ruleset.Rule{changed}, native))
 	if !strings.Contains(got, `Rule "ts" (/w/ts.mdc) changed; it applies to files matching *.ts, src/**`) {
 		t.Errorf("changed attached rule: %s", got)
+	}
+}
+
+func TestWithPreviousGivesTheSameBook(t *testing.T) {
+	r := func(name, desc string, cond ...string) ruleset.Rule {
+		return ruleset.Rule{Rule: shared.Rule{Name: name, Path: "/w/" + name + ".mdc", Content: name + " body",
+			Description: desc, Condition: cond}, Provider: "cursor"}
+	}
+	for _, mode := range []shared.ActivationMode{shared.ModeReference, shared.ModeNative} {
+		prev := New([]ruleset.Rule{r("todo", "", `TODO`), r("bad", "", `(`), r("db", "Database")}, WithActivation(mode))
+		rules := []ruleset.Rule{r("todo", "", `TODO`), r("bad", "", `(`, `fix`), r("new", "", `(?i)new`), r("db", "Database access")}
+		got := New(rules, WithActivation(mode), WithPrevious(prev))
+		want := New(rules, WithActivation(mode))
+		if got.previous != nil {
+			t.Fatal("the new book keeps the one it replaced")
+		}
+		if got.SystemPrompt() != want.SystemPrompt() || fmt.Sprint(got.Entries()) != fmt.Sprint(want.Entries()) ||
+			fmt.Sprint(got.Warnings()) != fmt.Sprint(want.Warnings()) || fmt.Sprint(got.TTSR()) != fmt.Sprint(want.TTSR()) {
+			t.Fatalf("%s: a book made with the previous one differs:\n%s\n%+v\nwant\n%s\n%+v", mode, got.SystemPrompt(), got.Entries(), want.SystemPrompt(), want.Entries())
+		}
 	}
 }

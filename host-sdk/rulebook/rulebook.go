@@ -89,6 +89,9 @@ type Book struct {
 	// map lookup: a host asks it once per rule, and a scan per call made
 	// listing n rules cost n².
 	classes map[string]Class
+	// previous is the book this one replaces, set by WithPrevious and
+	// dropped once New has reused its work.
+	previous *Book
 }
 
 // resolved is a rule rule:// serves, with its entry's class and activation.
@@ -108,6 +111,13 @@ func WithActivation(mode shared.ActivationMode) Option {
 	return func(b *Book) { b.mode = mode }
 }
 
+// WithPrevious names the book the new one replaces when a session's rules
+// change: the conditions it compiled are not compiled again, so a change
+// costs only what is new. The new book keeps no reference to it.
+func WithPrevious(prev *Book) Option {
+	return func(b *Book) { b.previous = prev }
+}
+
 // New classifies rules, which are the broker's rules that won their names,
 // in merge order. Warnings name the provider each rule came from.
 func New(rules []ruleset.Rule, opts ...Option) *Book {
@@ -118,7 +128,12 @@ func New(rules []ruleset.Rule, opts ...Option) *Book {
 	native := b.mode == shared.ModeNative
 	// The compile warnings are not used as such: classify reports each
 	// rule's skipped patterns next to what became of the rule.
-	b.triggers, _ = ttsr.Compile(rules)
+	if b.previous != nil && b.previous.triggers != nil {
+		b.triggers, _ = b.previous.triggers.Recompile(rules)
+	} else {
+		b.triggers, _ = ttsr.Compile(rules)
+	}
+	b.previous = nil
 	seen := map[string]bool{}
 	var dups []ruleset.Rule
 	for i, r := range rules {

@@ -23,6 +23,19 @@ type Set struct {
 	maxLit int
 	exact  litIndex
 	folded litIndex
+
+	// compiled holds every distinct condition pattern's compilation, for
+	// Recompile to reuse.
+	compiled map[string]compiledPattern
+}
+
+// compiledPattern is what compiling one pattern gave: the program and the
+// prefilter's required literals (ok false: it cannot help), or the error.
+type compiledPattern struct {
+	re   *regexp.Regexp
+	lits []lit
+	ok   bool
+	err  error
 }
 
 // Compiled is what Compile made of one input rule.
@@ -54,8 +67,15 @@ type pattern struct {
 // match empty text, is skipped with a warning; a rule left with no usable
 // pattern is a further warning. Warnings are in input order and name each
 // rule's provider and file.
-func Compile(rules []ruleset.Rule) (*Set, []diag.Warning) {
-	s := &Set{inputs: make([]Compiled, len(rules))}
+func Compile(rules []ruleset.Rule) (*Set, []diag.Warning) { return compile(rules, nil) }
+
+// Recompile is Compile for the next version of a rule list: a pattern s
+// compiled is not compiled again, so a change of rules in a long session
+// costs only its new patterns. The new Set does not refer to s.
+func (s *Set) Recompile(rules []ruleset.Rule) (*Set, []diag.Warning) { return compile(rules, s) }
+
+func compile(rules []ruleset.Rule, prev *Set) (*Set, []diag.Warning) {
+	s := &Set{inputs: make([]Compiled, len(rules)), compiled: map[string]compiledPattern{}}
 	var warns []diag.Warning
 	litIDs := map[lit]int{}
 	for i, r := range rules {
@@ -63,13 +83,13 @@ func Compile(rules []ruleset.Rule) (*Set, []diag.Warning) {
 		c.Rule.Condition = nil
 		sr := setRule{name: r.Name, path: r.Path, content: r.Content}
 		for _, p := range r.Condition {
-			re, tree, err := compilePattern(p)
-			if err != nil {
-				c.Skipped = append(c.Skipped, ruleWarning(r, fmt.Sprintf("rule %q: condition %q is skipped: %v", r.Name, p, err)))
+			cp := s.compilePattern(p, prev)
+			if cp.err != nil {
+				c.Skipped = append(c.Skipped, ruleWarning(r, fmt.Sprintf("rule %q: condition %q is skipped: %v", r.Name, p, cp.err)))
 				continue
 			}
 			c.Rule.Condition = append(c.Rule.Condition, p)
-			sr.patterns = append(sr.patterns, pattern{source: p, re: re, lits: s.prefilter(tree, litIDs)})
+			sr.patterns = append(sr.patterns, pattern{source: p, re: cp.re, lits: s.prefilter(cp, litIDs)})
 		}
 		s.inputs[i] = c
 		warns = append(warns, c.Skipped...)
@@ -84,6 +104,27 @@ func Compile(rules []ruleset.Rule) (*Set, []diag.Warning) {
 	return s, warns
 }
 
+// compilePattern compiles p once per Set, taking prev's compilation when it
+// has one. A compiled *regexp.Regexp is safe to share between Sets.
+func (s *Set) compilePattern(p string, prev *Set) compiledPattern {
+	if cp, ok := s.compiled[p]; ok {
+		return cp
+	}
+	cp, ok := compiledPattern{}, false
+	if prev != nil {
+		cp, ok = prev.compiled[p]
+	}
+	if !ok {
+		var tree *syntax.Regexp
+		cp.re, tree, cp.err = compilePattern(p)
+		if cp.err == nil {
+			cp.lits, cp.ok = requiredLits(tree.Simplify())
+		}
+	}
+	s.compiled[p] = cp
+	return cp
+}
+
 func ruleWarning(r ruleset.Rule, msg string) diag.Warning {
 	return diag.Warning{Source: r.Provider, Path: r.Path, Message: msg}
 }
@@ -94,15 +135,14 @@ func (s *Set) Len() int { return len(s.inputs) }
 // Rule returns what Compile made of input rule i (0 <= i < Len()).
 func (s *Set) Rule(i int) Compiled { return s.inputs[i] }
 
-// prefilter registers the required literals of a pattern's syntax tree and
+// prefilter registers the required literals of a compiled pattern and
 // returns their ids.
-func (s *Set) prefilter(tree *syntax.Regexp, ids map[lit]int) []int {
-	ls, ok := requiredLits(tree.Simplify())
-	if !ok {
+func (s *Set) prefilter(cp compiledPattern, ids map[lit]int) []int {
+	if !cp.ok {
 		return nil
 	}
-	out := make([]int, 0, len(ls))
-	for _, l := range ls {
+	out := make([]int, 0, len(cp.lits))
+	for _, l := range cp.lits {
 		id, seen := ids[l]
 		if !seen {
 			id = len(s.lits)

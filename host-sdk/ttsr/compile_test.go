@@ -36,3 +36,31 @@ func TestCompileOnceManyManagers(t *testing.T) {
 		t.Fatalf("b shares a's state: %+v", ms)
 	}
 }
+
+func TestRecompileReusesWhatItCompiledAndAgreesWithCompile(t *testing.T) {
+	before := []ruleset.Rule{mkRule("todo", `TODO\b`), mkRule("bad", `(`, `fix(me)?`), mkRule("gone", `gone`)}
+	prev, _ := Compile(before)
+	after := []ruleset.Rule{mkRule("todo", `TODO\b`), mkRule("bad", `(`, `fix(me)?`), mkRule("new", `(?i)new thing`)}
+	got, gotWarns := prev.Recompile(after)
+	want, wantWarns := Compile(after)
+	if got.compiled[`TODO\b`].re != prev.compiled[`TODO\b`].re || got.compiled[`fix(me)?`].re != prev.compiled[`fix(me)?`].re {
+		t.Fatal("a pattern the previous Set compiled was compiled again")
+	}
+	if _, kept := got.compiled["gone"]; kept {
+		t.Fatal("the new Set keeps a pattern no rule has any more")
+	}
+	if len(gotWarns) != len(wantWarns) || gotWarns[0] != wantWarns[0] {
+		t.Fatalf("warnings %+v, want %+v", gotWarns, wantWarns)
+	}
+	for i := range after {
+		if !slices.Equal(got.Rule(i).Rule.Condition, want.Rule(i).Rule.Condition) || len(got.Rule(i).Skipped) != len(want.Rule(i).Skipped) {
+			t.Fatalf("rule %d: %+v, want %+v", i, got.Rule(i), want.Rule(i))
+		}
+	}
+	for _, text := range []string{"a TODO here", "fixme", "A NEW THING", "gone"} {
+		a, b := got.NewManager().Feed("s", text), want.NewManager().Feed("s", text)
+		if len(a) != len(b) || (len(a) > 0 && a[0].Rule != b[0].Rule) {
+			t.Fatalf("%q: recompiled %+v, compiled %+v", text, a, b)
+		}
+	}
+}
