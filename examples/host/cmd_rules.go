@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/shared"
@@ -72,10 +74,23 @@ func cmdRules(ctx context.Context, cfg *config, args []string, _ io.Reader, stdo
 	if len(args) != 0 {
 		return &exitError{code: 2, msg: "rules takes no arguments"}
 	}
+	if cfg.watch {
+		return watchRules(ctx, cfg, stdout)
+	}
 	res, err := loadRules(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	doc := rulesDoc(cfg, res)
+	if cfg.json {
+		return writeJSON(stdout, doc)
+	}
+	printRules(stdout, cfg, doc)
+	return nil
+}
+
+// rulesDoc is what rules prints of res.
+func rulesDoc(cfg *config, res broker.Result) rulesJSON {
 	book := newBook(cfg, res)
 	doc := rulesJSON{Rules: []ruleJSON{}, Providers: []providerJSON{}, Notes: nonNil(book.notes)}
 	native := cfg.activation == shared.ModeNative
@@ -98,11 +113,85 @@ func cmdRules(ctx context.Context, cfg *config, args []string, _ io.Reader, stdo
 	}
 	doc.Providers = providerRows(res.Providers)
 	doc.Warnings = warningsJSON(book.warnings)
-	if cfg.json {
-		return writeJSON(stdout, doc)
+	return doc
+}
+
+// watchRules keeps the providers running (a live broker), prints the rules,
+// and prints them again whenever a check finds that they, or the provider
+// processes, changed — the checks a session makes after each tool call, here
+// every --interval. With --json each print is one JSON document on one line.
+// It ends on SIGINT or SIGTERM.
+func watchRules(ctx context.Context, cfg *config, stdout io.Writer) error {
+	opts, req, rootWarnings, err := brokerSetup(ctx, cfg)
+	if err != nil {
+		return err
 	}
-	printRules(stdout, cfg, doc)
-	return nil
+	live, err := broker.Start(ctx, opts, req)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	defer live.Close()
+	print := func(what string) error {
+		res := live.Result()
+		res.Warnings = append(res.Warnings, rootWarnings...)
+		doc := rulesDoc(cfg, res)
+		if cfg.json {
+			enc := json.NewEncoder(stdout)
+			enc.SetEscapeHTML(false)
+			return enc.Encode(doc)
+		}
+		if what != "" {
+			fmt.Fprintf(stdout, "\n=== %s: %s\n\n", time.Now().Format("15:04:05"), what)
+		}
+		printRules(stdout, cfg, doc)
+		return nil
+	}
+	if err := print(""); err != nil {
+		return err
+	}
+	tick := time.NewTicker(cfg.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return errInterrupted
+		case <-tick.C:
+		}
+		ch, err := live.Refresh(ctx, nil)
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		if err != nil {
+			return err
+		}
+		if ch.Rules.Empty() && len(ch.Restarted) == 0 && len(ch.Warnings) == 0 {
+			continue
+		}
+		if err := print(changeSummary(ch)); err != nil {
+			return err
+		}
+	}
+}
+
+// changeSummary says in a few words what a round changed.
+func changeSummary(ch broker.Change) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{
+		{len(ch.Rules.Added), "added"}, {len(ch.Rules.Removed), "removed"}, {len(ch.Rules.Changed), "changed"},
+		{len(ch.Rules.Shadowed), "newly shadowed"}, {len(ch.Rules.Unshadowed), "no longer shadowed"},
+		{len(ch.Restarted), "providers restarted"}, {len(ch.Warnings), "new warnings"},
+	} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	return "rules changed: " + strings.Join(parts, ", ")
 }
 
 func nonNil(s []string) []string {

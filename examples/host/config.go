@@ -31,6 +31,10 @@ type config struct {
 	budget       int
 	activation   shared.ActivationMode
 	caps         caps
+	// watch (rules): keep the providers up and print again on a change,
+	// checking every interval.
+	watch    bool
+	interval time.Duration
 }
 
 // caps are the broker's limits on what one provider may cost; zero is the
@@ -103,6 +107,8 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 	fset.Int64Var(&cfg.caps.maxProviderBytes, "max-provider-bytes", broker.DefaultMaxProviderBytes, "cap on the bytes one provider delivers")
 	fset.Int64Var(&cfg.caps.callBudget, "hostfs-call-budget", broker.DefaultHostFSCallBudget, "cap on the file bytes one batched read returns")
 	fset.Int64Var(&cfg.caps.inFlight, "hostfs-in-flight", broker.DefaultHostFSInFlight, "cap on the file bytes all reads hold at once")
+	fset.BoolVar(&cfg.watch, "watch", false, "rules: print again whenever the rules change")
+	fset.DurationVar(&cfg.interval, "interval", time.Second, "rules --watch: how often to check")
 	activation := string(shared.ModeNative)
 	fset.StringVar(&activation, "activation", activation, "native or reference")
 
@@ -166,6 +172,14 @@ func parseFlags(name string, args []string, stderr io.Writer) (*config, []string
 			fmt.Fprintf(stderr, "host: --%s must be positive, got %d\n", c.name, c.v)
 			return nil, nil, fmt.Errorf("--%s must be positive", c.name)
 		}
+	}
+	if cfg.watch && name != "rules" {
+		fmt.Fprintf(stderr, "host: --watch is a flag of rules only\n")
+		return nil, nil, fmt.Errorf("--watch is a flag of rules only")
+	}
+	if cfg.interval < 10*time.Millisecond {
+		fmt.Fprintf(stderr, "host: --interval must be at least 10ms, got %v\n", cfg.interval)
+		return nil, nil, fmt.Errorf("--interval too short")
 	}
 	cfg.candidates = splitList(candidates)
 	cfg.locals = splitList(locals)

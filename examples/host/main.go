@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	host rules        [flags]            every discovered rule, the providers, the warnings
+//	host rules        [flags] [--watch]  every discovered rule, the providers, the warnings
 //	host prompt       [flags]            the rules section of the system prompt
 //	host read         [flags] rule://NAME  one rule's content
 //	host instructions [flags]            the workspace instructions baseline
@@ -155,6 +155,11 @@ flags (all commands):
   --hostfs-call-budget N cap on the file bytes one batched read returns (default 16 MiB)
   --hostfs-in-flight N   cap on the file bytes all providers' reads hold at once
                          (default 32 MiB)
+flags (rules):
+  --watch                keep the providers running and print the rules again
+                         whenever they change (with --json: one document per
+                         line); ends on Ctrl-C
+  --interval DURATION    how often --watch checks (default 1s)
 flags (instructions, session):
   --candidates A,B       base instruction files (default AGENTS.md,CLAUDE.md)
   --local-candidates A,B local overlays (default AGENTS.local.md,CLAUDE.local.md)
