@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"slices"
 	"sync"
 
 	"github.com/rulebroker/rulebroker/shared"
@@ -94,7 +95,7 @@ func (p *prefetchFS) ReadDir(ctx context.Context, path string) ([]shared.DirEntr
 		return append([]shared.DirEntry(nil), a.Entries...), nil
 	}
 	entries, err := p.HostFS.ReadDir(ctx, path)
-	p.memory.keep(shared.Prefetched{Op: shared.PrefetchReadDir, Path: path, Entries: append([]shared.DirEntry(nil), entries...), Err: err})
+	p.memory.keepCopy(shared.Prefetched{Op: shared.PrefetchReadDir, Path: path, Entries: entries, Err: err})
 	return entries, err
 }
 
@@ -106,7 +107,7 @@ func (p *prefetchFS) ReadFile(ctx context.Context, path string, max int64) ([]by
 		return append([]byte(nil), a.Data...), nil
 	}
 	data, err := p.HostFS.ReadFile(ctx, path, max)
-	p.memory.keep(shared.Prefetched{Op: shared.PrefetchReadFile, Path: path, MaxBytes: max, Data: append([]byte(nil), data...), Err: err})
+	p.memory.keepCopy(shared.Prefetched{Op: shared.PrefetchReadFile, Path: path, MaxBytes: max, Data: data, Err: err})
 	return data, err
 }
 
@@ -131,7 +132,7 @@ func (p *prefetchFS) ReadFiles(ctx context.Context, paths []string, max int64) (
 		asked = make(map[string]shared.FileContent, len(files))
 		for _, f := range files {
 			asked[f.Path] = f
-			p.memory.keep(shared.Prefetched{Op: shared.PrefetchReadFile, Path: f.Path, MaxBytes: max, Data: append([]byte(nil), f.Data...), Err: f.Err})
+			p.memory.keepCopy(shared.Prefetched{Op: shared.PrefetchReadFile, Path: f.Path, MaxBytes: max, Data: f.Data, Err: f.Err})
 		}
 	}
 	for _, path := range paths {
@@ -195,9 +196,15 @@ func (m *answerMemory) recall(k prefetchKey) *shared.Prefetched {
 	return m.last[k]
 }
 
-// keep records a, an answer the provider got in this discovery. The caller
-// no longer changes a's slices.
-func (m *answerMemory) keep(a shared.Prefetched) {
+// keep records a, an answer the provider got in this discovery, which
+// nothing changes any more (a prefetched answer: the provider gets copies).
+func (m *answerMemory) keep(a shared.Prefetched) { m.store(a, false) }
+
+// keepCopy records a copy of a, an answer whose slices go on to the
+// provider, which may change them.
+func (m *answerMemory) keepCopy(a shared.Prefetched) { m.store(a, true) }
+
+func (m *answerMemory) store(a shared.Prefetched, copy bool) {
 	if m == nil || !fsAnswer(a.Err) {
 		return
 	}
@@ -210,6 +217,9 @@ func (m *answerMemory) keep(a shared.Prefetched) {
 	}
 	if m.next == nil || m.next[k] != nil || len(m.next) >= maxKeptAnswers || m.nextBytes+size > maxKeptBytes {
 		return
+	}
+	if copy {
+		a.Data, a.Entries = slices.Clone(a.Data), slices.Clone(a.Entries)
 	}
 	a.Unchanged = false
 	m.next[k] = &a
