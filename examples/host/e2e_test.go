@@ -18,6 +18,7 @@ import (
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
+	"github.com/rulebroker/rulebroker/internal/testmain"
 )
 
 // The test binary is every program the end-to-end tests run. testscript.Main
@@ -60,7 +61,26 @@ func (p parallelM) Run() int {
 	if !set {
 		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
 	}
-	return p.m.Run()
+	code := p.m.Run()
+	if code == 0 {
+		// testscript.Main would remove the directory it installed the
+		// commands in and then exit with the race runtime's exit sleep;
+		// remove it here and exit without the sleep (see testmain).
+		if dir := filepath.Dir(filepath.Dir(hostPath())); strings.HasPrefix(filepath.Base(dir), "testscript-main") {
+			if err := os.RemoveAll(dir); err != nil {
+				fmt.Fprintf(os.Stderr, "cannot delete the commands' directory: %v\n", err)
+				code = 1
+			}
+		}
+	}
+	testmain.Exit(code)
+	return code
+}
+
+// hostPath is where the host command testscript.Main installed is, or "".
+func hostPath() string {
+	path, _ := exec.LookPath("host")
+	return path
 }
 
 // hostBinary is the host command testscript.Main installed.

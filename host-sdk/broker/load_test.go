@@ -18,6 +18,7 @@ import (
 	"github.com/rulebroker/rulebroker/host-sdk/trust"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
+	"github.com/rulebroker/rulebroker/internal/testmain"
 	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/plugin"
 	"github.com/rulebroker/rulebroker/shared"
@@ -57,7 +58,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testHostEnv) != "" {
 		os.Exit(runTestHost())
 	}
-	os.Exit(m.Run())
+	testmain.Exit(m.Run())
 }
 
 // A test provider given startMarkerEnv exits before its handshake, and one
