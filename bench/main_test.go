@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+
+	"github.com/rulebroker/rulebroker/internal/testmain"
 )
 
 // rusageEnv makes the test binary a small wrapper that runs its arguments
@@ -21,7 +23,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(rusageEnv) == "1" {
 		os.Exit(wrap(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	testmain.Exit(m.Run())
 }
 
 func wrap(args []string) int {

@@ -19,17 +19,33 @@ func TestTransportStaysOutOfTheVocabulary(t *testing.T) {
 		"./ttsr", "./rulebook", "./instructions", "./workfs", "./lifecycle", "./diag", "./ruleset", "../shared",
 	}
 	forbidden := []string{"google.golang.org/grpc", "google.golang.org/protobuf", "github.com/hashicorp/go-plugin"}
-	for _, pkg := range pkgs {
-		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
-		}
-		for _, dep := range strings.Fields(string(out)) {
+	// One go list for all of them: each call loads the module's packages
+	// again, a second or more under a loaded machine.
+	args := append([]string{"list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}"}, pkgs...)
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr(err))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(pkgs) {
+		t.Fatalf("go list printed %d packages for %d asked:\n%s", len(lines), len(pkgs), out)
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		for _, dep := range fields[1:] {
 			for _, f := range forbidden {
 				if dep == f || strings.HasPrefix(dep, f+"/") {
-					t.Errorf("%s depends on %s", pkg, dep)
+					t.Errorf("%s depends on %s", fields[0], dep)
 				}
 			}
 		}
 	}
+}
+
+// stderr is what a failed command printed on its standard error.
+func stderr(err error) []byte {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.Stderr
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/rulebroker/rulebroker/host-sdk/broker"
 	"github.com/rulebroker/rulebroker/host-sdk/sandbox"
+	"github.com/rulebroker/rulebroker/internal/testmain"
 )
 
 // The test binary is every program the end-to-end tests run. testscript.Main
@@ -31,14 +33,10 @@ import (
 //     the misbehaving providers of providers_test.go.
 //
 // The one binary still built is examples/provider-team (see teamBuild).
+//
+// Under -race the copies testscript.Main installs are replaced by one plain
+// build of this test binary (see plainChildren).
 func TestMain(m *testing.M) {
-	// A -race binary sleeps a second before it exits (GORACE atexit_sleep_ms,
-	// for late race reports). Every host and provider here is one, and the
-	// host waits for its providers to exit: that sleep would be most of the
-	// suite's time. Races are still reported, and fail the script (exit 66).
-	if !strings.Contains(os.Getenv("GORACE"), "atexit_sleep_ms") {
-		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	}
 	cmds := map[string]func(){"host": main}
 	for name, serve := range providerCommands {
 		cmds[broker.BinaryPrefix+name] = serve
@@ -60,7 +58,86 @@ func (p parallelM) Run() int {
 	if !set {
 		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
 	}
-	return p.m.Run()
+	if raceBuild {
+		if err := plainChildren(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	code := p.m.Run()
+	if code == 0 {
+		// testscript.Main would remove the directory it installed the
+		// commands in and then exit with the race runtime's exit sleep;
+		// remove it here and exit without the sleep (see testmain).
+		if dir := filepath.Dir(filepath.Dir(hostPath())); strings.HasPrefix(filepath.Base(dir), "testscript-main") {
+			if err := os.RemoveAll(dir); err != nil {
+				fmt.Fprintf(os.Stderr, "cannot delete the commands' directory: %v\n", err)
+				code = 1
+			}
+		}
+	}
+	testmain.Exit(code)
+	return code
+}
+
+// plainChildren replaces the commands testscript.Main installed, copies of
+// this race-built test binary, with one build of it without the race
+// detector. Every host and provider a script starts is one of them, a few
+// hundred processes: under the race detector they cost more than half of
+// this package's time under `go test -race ./...`, about twenty seconds of
+// CPU, and the race detector has little to find in them that the rest of
+// the suite does not. The broker's own tests run it with real provider
+// processes, in a race-built test process against race-built providers
+// (host-sdk/broker), as do the live broker's and the reconciler's; what
+// runs only here under the detector is this example's own main, whose one
+// goroutine feeds stdin lines to a loop. The test process itself, which
+// drives the scripts and sessions, stays race-built.
+//
+// The build is bounded: with the build cache warm from the race build it
+// is one compile of this package and a link, seconds; a fresh machine (CI)
+// compiles the dependencies once without -race, which .ci/run's later
+// non-race tests then reuse.
+func plainChildren() error {
+	host, err := exec.LookPath("host")
+	if err != nil || filepath.Base(filepath.Dir(host)) != "bin" {
+		return fmt.Errorf("the host command testscript.Main installs is not first on $PATH: %q, %v", host, err)
+	}
+	bin := filepath.Dir(host)
+	plain := filepath.Join(filepath.Dir(bin), "plain.test") // removed with bin by testscript.Main
+	const limit = 5 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	// -race=false: a GOFLAGS=-race in the environment must not undo this.
+	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-race=false", "-o", plain, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("not done within %v", limit)
+		}
+		return fmt.Errorf("building the end-to-end tests' hosts and providers without -race (go test -c -race=false -o %s .): %v\n%s", plain, err, out)
+	}
+	entries, err := os.ReadDir(bin)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		dst := filepath.Join(bin, e.Name())
+		if err := os.Remove(dst); err != nil {
+			return err
+		}
+		// A hard link, not a symlink: each command must keep its own name
+		// as os.Args[0] and os.Executable, which is how the binary knows
+		// what to be.
+		if err := os.Link(plain, dst); err != nil {
+			return fmt.Errorf("installing %s: %v", dst, err)
+		}
+	}
+	return nil
+}
+
+// hostPath is where the host command testscript.Main installed is, or "".
+func hostPath() string {
+	path, _ := exec.LookPath("host")
+	return path
 }
 
 // hostBinary is the host command testscript.Main installed.
@@ -77,8 +154,9 @@ func hostBinary(t testing.TB) string {
 // It stays a real `go build` of an unchanged package main: that example is
 // the README's "a provider is one small main.go", and the test should run the
 // binary a third party builds from it. The build runs in the background while
-// the other scripts run; with -race it reuses the race-built packages the
-// test binary already put in the build cache, so it costs about one link.
+// the other scripts run; like every host and provider here it is built
+// without -race (see plainChildren), so it reuses the packages already in
+// the build cache and costs about one link.
 type teamBuild struct {
 	path string
 	done chan struct{}
@@ -87,11 +165,7 @@ type teamBuild struct {
 
 func startTeamBuild(t *testing.T) *teamBuild {
 	b := &teamBuild{path: filepath.Join(t.TempDir(), broker.BinaryPrefix+"team"), done: make(chan struct{})}
-	args := []string{"build", "-o", b.path}
-	if raceBuild {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command("go", append(args, "../provider-team")...)
+	cmd := exec.Command("go", "build", "-race=false", "-o", b.path, "../provider-team")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -2,6 +2,6 @@
 
 package main
 
-// raceBuild: the test binary is built with -race, so the provider-team build
-// uses it too (and reuses the race-built packages already in the cache).
+// raceBuild: the test binary is built with -race, so the hosts and providers
+// the tests start are replaced by a build without it (see plainChildren).
 func init() { raceBuild = true }

@@ -230,6 +230,7 @@ func runTestHost() int {
 }
 
 func TestLoadCutsAProviderAtTheRulesCap(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins:            []Builtin{testBuiltin("many", 10, "many"), testBuiltin("fine", 5, "")},
 		FS:                  testFS(),
@@ -257,6 +258,7 @@ func TestLoadCutsAProviderAtTheRulesCap(t *testing.T) {
 }
 
 func TestLoadCutsAProviderAtTheBytesCap(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins:         []Builtin{rawBuiltin("flood", "flood:10:flood")},
 		FS:               testFS(),
@@ -275,6 +277,7 @@ func TestLoadCutsAProviderAtTheBytesCap(t *testing.T) {
 }
 
 func TestLoadOversizedMessageKeepsWhatCameBefore(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins: []Builtin{rawBuiltin("huge", "huge:10:huge"), testBuiltin("fine", 5, "")},
 		FS:       testFS(),
@@ -298,6 +301,7 @@ func TestLoadOversizedMessageKeepsWhatCameBefore(t *testing.T) {
 // A rule under gRPC's limit (never below 4 MiB) but over a smaller per-rule
 // cap is caught by the host's own check.
 func TestLoadRuleOverASmallerCap(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins:     []Builtin{rawBuiltin("twomib", "twomib:10:2mib")},
 		FS:           testFS(),
@@ -315,6 +319,7 @@ func TestLoadRuleOverASmallerCap(t *testing.T) {
 }
 
 func TestLoadRuleOverTheLimitIsAWarningNotABrokenStream(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins:     []Builtin{testBuiltin("big", 10, "bigrule")},
 		FS:           testFS(),
@@ -374,6 +379,7 @@ func TestHostPeakRSSAgainstFloodAndHugeRule(t *testing.T) {
 }
 
 func TestLoadRepairsInvalidUTF8AndNamesTheFile(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins: []Builtin{testBuiltin("latin", 10, "latin1")},
 		FS:       testFS(),
@@ -394,6 +400,7 @@ func TestLoadRepairsInvalidUTF8AndNamesTheFile(t *testing.T) {
 }
 
 func TestLoadSkipsADirectoryEntryThatIsNotUTF8(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	m.WriteFile("/w/d/ok.md", []byte("ok"))
 	m.WriteFile("/w/d/\xe9t\xe9.md", []byte("latin-1 name"))
@@ -412,6 +419,7 @@ func TestLoadSkipsADirectoryEntryThatIsNotUTF8(t *testing.T) {
 }
 
 func TestAFailedHostFSCallIsNeverOK(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{Builtins: []Builtin{testBuiltin("batch", 10, "bigbatch")}, FS: testFS(),
 		Timeout: 30 * time.Second}, // building and marshalling the batch is slow under -race
 		shared.DiscoverRequest{Cwd: "/w"})
@@ -429,6 +437,7 @@ func TestAFailedHostFSCallIsNeverOK(t *testing.T) {
 }
 
 func TestHostFSBudgetAnswersAnAmplifiedReadInPart(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	m.WriteFile("/w/big", make([]byte, 3<<20))
 	m.ResetCounts()
@@ -450,6 +459,7 @@ func TestHostFSBudgetAnswersAnAmplifiedReadInPart(t *testing.T) {
 }
 
 func TestSDKReadsPastTheBudgetInLaterCalls(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	for i := range 10 {
 		m.WriteFile(fmt.Sprintf("/w/d/r%d.md", i), []byte(strings.Repeat("x", 1<<20)))
@@ -467,6 +477,7 @@ func TestSDKReadsPastTheBudgetInLaterCalls(t *testing.T) {
 }
 
 func TestDescribeIsValidated(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins: []Builtin{
 			testBuiltin("white space", 10, ""),

@@ -13,6 +13,7 @@ import (
 // Each kind of failure the wire reports reads as one line saying what the
 // provider did. These are the texts hosts and their users see.
 func TestExplainWordsEachKind(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		op   string
 		err  error
@@ -58,6 +59,7 @@ func TestExplainWordsEachKind(t *testing.T) {
 }
 
 func TestStderrTailQuotesThePanicNotTheLogs(t *testing.T) {
+	t.Parallel()
 	var tail stderrTail
 	tail.Write([]byte(`{"@level":"debug","@message":"plugin address"}` + "\n"))
 	if tail.last() != "" {
@@ -74,6 +76,7 @@ func TestStderrTailQuotesThePanicNotTheLogs(t *testing.T) {
 // hold (and re-copy on every write) the whole flood: go-plugin hands it over
 // in 64 KiB pieces, and Kill waits until all of it has been written here.
 func TestStderrTailBoundsAnEndlessLine(t *testing.T) {
+	t.Parallel()
 	var tail stderrTail
 	chunk := []byte(strings.Repeat("x", 64<<10))
 	tail.Write([]byte("panic-free start "))

@@ -78,6 +78,7 @@ func refresh(t *testing.T, l *Live, touched ...string) Change {
 }
 
 func TestLiveNothingChangedRunsNoDiscover(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	m.WriteFile("/w/rules/a.md", []byte("a"))
 	l := startLive(t, m, settled(m), testBuiltin("one", 50, ""), testBuiltin("lister", 40, "list"))
@@ -100,6 +101,7 @@ func TestLiveNothingChangedRunsNoDiscover(t *testing.T) {
 }
 
 func TestLiveAddEditDeleteRediscoverOnlyWhoseInputsChanged(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	m.WriteFile("/w/rules/a.md", []byte("a"))
 	clock := settled(m)
@@ -145,6 +147,7 @@ func TestLiveAddEditDeleteRediscoverOnlyWhoseInputsChanged(t *testing.T) {
 // A rewrite within the same timestamp tick keeps size, times and inode: only
 // the racy-timestamp guard sees it.
 func TestLiveRacyTimestamp(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	m.WriteFile("/w/rules/a.md", []byte("v1"))
 	clock := &fakeClock{t: m.Now()} // recorded in the same tick as the write
@@ -178,6 +181,7 @@ func TestLiveRacyTimestamp(t *testing.T) {
 }
 
 func TestLiveTouchedDirectoryJoinsTheSession(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	m.Mkdir("/w/sub/deep")
 	clock := settled(m)
@@ -199,6 +203,7 @@ func TestLiveTouchedDirectoryJoinsTheSession(t *testing.T) {
 }
 
 func TestLiveCrashKeepsRulesAndRestartsWithBackoff(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	clock := settled(m)
 	l := startLive(t, m, clock, testBuiltin("one", 50, ""), testBuiltin("two", 40, ""))
@@ -238,6 +243,7 @@ func TestLiveCrashKeepsRulesAndRestartsWithBackoff(t *testing.T) {
 }
 
 func TestLiveDegradedAfterRepeatedCrashes(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	clock := settled(m)
 	l := startLive(t, m, clock, testBuiltin("one", 50, ""))
@@ -266,6 +272,7 @@ func TestLiveDegradedAfterRepeatedCrashes(t *testing.T) {
 }
 
 func TestLiveAttachAnswersAfterEarlierSubscribers(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	m.WriteFile("/w/rules/a.md", []byte("a"))
 	clock := settled(m)
@@ -291,6 +298,7 @@ func TestLiveAttachAnswersAfterEarlierSubscribers(t *testing.T) {
 }
 
 func TestLiveCloseIsFinal(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	l := startLive(t, m, settled(m), testBuiltin("one", 50, ""))
 	l.Close()
@@ -311,6 +319,7 @@ func withEnv(b Builtin, env ...string) Builtin {
 // with the crash backoff: one warning for the whole failure episode, degraded
 // after repeated failures, and its rules join the session once it works.
 func TestLiveRetriesAProviderThatFailedAtStart(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, env, want string }{
 		{"start", startMarkerEnv, "failed to start"},
 		{"describe", describeMarkerEnv, "describe"},
@@ -392,6 +401,7 @@ func TestLiveRetriesAProviderThatFailedAtStart(t *testing.T) {
 // host's filesystem it opened for its first Discover: one per process for
 // the session, not one per round.
 func TestLiveKeepsOneHostFSConnectionPerProvider(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	m.WriteFile("/w/rules/a.md", []byte("a"))
 	clock := settled(m)

@@ -18,6 +18,7 @@ import (
 	"github.com/rulebroker/rulebroker/host-sdk/trust"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs"
 	"github.com/rulebroker/rulebroker/host-sdk/workfs/workfstest"
+	"github.com/rulebroker/rulebroker/internal/testmain"
 	"github.com/rulebroker/rulebroker/internal/wire"
 	"github.com/rulebroker/rulebroker/plugin"
 	"github.com/rulebroker/rulebroker/shared"
@@ -57,7 +58,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testHostEnv) != "" {
 		os.Exit(runTestHost())
 	}
-	os.Exit(m.Run())
+	testmain.Exit(m.Run())
 }
 
 // A test provider given startMarkerEnv exits before its handshake, and one
@@ -171,6 +172,7 @@ func names(rules []ruleset.Rule) []string {
 }
 
 func TestLoadRealProcessesMergeAndRecordReads(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins: []Builtin{testBuiltin("low", 50, ""), testBuiltin("high", 60, "")},
 		FS:       testFS(),
@@ -202,6 +204,7 @@ func TestLoadRealProcessesMergeAndRecordReads(t *testing.T) {
 }
 
 func TestLoadPriorityOverride(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins: []Builtin{testBuiltin("low", 50, ""), testBuiltin("high", 60, "")},
 		FS:       testFS(),
@@ -219,6 +222,7 @@ func TestLoadPriorityOverride(t *testing.T) {
 }
 
 func TestLoadHungProviderCostsOnlyItself(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins: []Builtin{testBuiltin("stuck", 100, "hang"), testBuiltin("fine", 50, "")},
 		FS:       testFS(),
@@ -244,6 +248,7 @@ func TestLoadHungProviderCostsOnlyItself(t *testing.T) {
 }
 
 func TestLoadWarnsAboutADuplicateProviderName(t *testing.T) {
+	t.Parallel()
 	res, err := Load(context.Background(), Options{
 		Builtins: []Builtin{testBuiltin("twin", 50, ""), testBuiltin("twin", 50, "")},
 		FS:       testFS(),
@@ -257,6 +262,7 @@ func TestLoadWarnsAboutADuplicateProviderName(t *testing.T) {
 }
 
 func TestLoadSumsUpWhatThePolicyRefused(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	m.Mkdir("/h/rules")
 	pol, err := workfs.NewPolicy(context.Background(), m, "/w")
@@ -284,6 +290,7 @@ func TestLoadSumsUpWhatThePolicyRefused(t *testing.T) {
 }
 
 func TestLoadNeedsAFilesystem(t *testing.T) {
+	t.Parallel()
 	if _, err := Load(context.Background(), Options{}, shared.DiscoverRequest{}); err == nil {
 		t.Fatal("Load without FS must fail")
 	}
@@ -304,6 +311,7 @@ func processAlive(pid int) bool {
 }
 
 func TestLoadKillsWhatAProviderStartedAndDoesNotWaitForItsPipes(t *testing.T) {
+	t.Parallel()
 	const timeout = 2 * time.Second
 	start := time.Now()
 	res, err := Load(context.Background(), Options{

@@ -34,6 +34,7 @@ func order(merged []ruleset.Rule) []string {
 }
 
 func TestMergeOrdersByPriorityThenRegistration(t *testing.T) {
+	t.Parallel()
 	got := order(first(merge([]providerRules{
 		{Name: "cline", Priority: 40, Order: 3, Rules: rules("c")},
 		{Name: "windsurf", Priority: 50, Order: 2, Rules: rules("w")},
@@ -47,6 +48,7 @@ func TestMergeOrdersByPriorityThenRegistration(t *testing.T) {
 }
 
 func TestMergeEqualPrioritiesKeepRegistrationOrder(t *testing.T) {
+	t.Parallel()
 	// Registered b before a, both 50: b's rule wins the shared name.
 	got := order(first(merge([]providerRules{
 		{Name: "b", Priority: 50, Order: 0, Rules: rules("x")},
@@ -59,6 +61,7 @@ func TestMergeEqualPrioritiesKeepRegistrationOrder(t *testing.T) {
 }
 
 func TestMergeShadowsAcrossAndWithinProviders(t *testing.T) {
+	t.Parallel()
 	merged, _ := merge([]providerRules{
 		{Name: "native", Priority: 100, Order: 0, Rules: rules("style@/p/.xcsh/rules/style.md", "style@/h/.xcsh/agent/rules/style.md")},
 		{Name: "cursor", Priority: 50, Order: 1, Rules: rules("style@/p/.cursor/rules/style.mdc", "tests@/p/.cursor/rules/tests.mdc")},
@@ -77,6 +80,7 @@ func TestMergeShadowsAcrossAndWithinProviders(t *testing.T) {
 }
 
 func TestMergeWithPriorityOverride(t *testing.T) {
+	t.Parallel()
 	// Load applies overrides before merging; an overridden cline outranks native.
 	got := order(first(merge([]providerRules{
 		{Name: "native", Priority: 100, Order: 0, Rules: rules("x")},
@@ -89,6 +93,7 @@ func TestMergeWithPriorityOverride(t *testing.T) {
 }
 
 func TestPluginDirsOrder(t *testing.T) {
+	t.Parallel()
 	got := PluginDirs([]string{"/a", "/b/"}, "/c:/a::/d", "/home/u")
 	want := []string{"/a", "/b", "/c", "/d", "/home/u/.rulebroker/plugins"}
 	if !reflect.DeepEqual(got, want) {
@@ -97,6 +102,7 @@ func TestPluginDirsOrder(t *testing.T) {
 }
 
 func TestFindBinariesOrderAndHiding(t *testing.T) {
+	t.Parallel()
 	d1, d2 := t.TempDir(), t.TempDir()
 	for _, f := range []string{d1 + "/rulebroker-provider-zeta", d1 + "/rulebroker-provider-alpha", d1 + "/other-tool",
 		d2 + "/rulebroker-provider-alpha", d2 + "/rulebroker-provider-beta"} {
@@ -129,6 +135,7 @@ func first[A, B any](a A, _ B) A { return a }
 // Names that look the same are one name: trimmed, and compared in NFC, so
 // the later copy is shadowed instead of becoming a second rule.
 func TestMergeNamesAreTrimmedAndNFC(t *testing.T) {
+	t.Parallel()
 	nfc, nfd := "caf\u00e9", "cafe\u0301"
 	merged, warnings := merge([]providerRules{
 		{Name: "native", Priority: 100, Order: 0, Rules: rules(nfc+"@/n/cafe.md", "style@/n/style.md")},
@@ -150,6 +157,7 @@ func TestMergeNamesAreTrimmedAndNFC(t *testing.T) {
 // A name that still holds invisible characters after normalisation is kept,
 // but the warning names the file and the characters.
 func TestMergeWarnsOfInvisibleNameCharacters(t *testing.T) {
+	t.Parallel()
 	merged, warnings := merge([]providerRules{{Name: "cursor", Priority: 50, Rules: rules(
 		"style\u200b@/c/zw.mdc", "sty\u202ele@/c/bidi.mdc", "a\x1b[2Kb@/c/esc.mdc", "ok@/c/ok.mdc")}})
 	if len(merged) != 4 || merged[0].Shadowed {

@@ -72,6 +72,7 @@ func (c *providerCalls) ReadFiles(ctx context.Context, paths []string, max int64
 }
 
 func TestLivePrefetchAnswersUnchangedCallsWithoutARoundTrip(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	m.WriteFile("/w/d/a.md", []byte("a"))
 	m.WriteFile("/w/d/b.md", []byte("b"))
@@ -139,6 +140,7 @@ func TestLivePrefetchAnswersUnchangedCallsWithoutARoundTrip(t *testing.T) {
 }
 
 func TestPrefetchStaysInsideItsCaps(t *testing.T) {
+	t.Parallel()
 	m := testFS()
 	big := strings.Repeat("x", maxPrefetchBytes/2+1)
 	m.WriteFile("/w/1", []byte(big))
@@ -166,6 +168,7 @@ func TestPrefetchStaysInsideItsCaps(t *testing.T) {
 // The built-in cursor provider, a real process, on the demo workspace: the
 // round that notices an edited rule file makes no HostFS call at all.
 func TestLivePrefetchRealProviderEditedRoundMakesNoHostFSCall(t *testing.T) {
+	t.Parallel()
 	demo := t.TempDir()
 	copyTree(t, "../../examples/demo", demo)
 	ws := filepath.Join(demo, "workspace")

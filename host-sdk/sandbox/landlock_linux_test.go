@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rulebroker/rulebroker/internal/testmain"
 )
 
 // The test binary doubles as the provider: the trampoline (this binary with
@@ -21,7 +23,7 @@ func TestMain(m *testing.M) {
 		probe()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testmain.Exit(m.Run())
 }
 
 // probe tries each argument ("read:PATH", "dial:ADDR") and prints one line

@@ -1,0 +1,9 @@
+package ruleset
+
+import (
+	"testing"
+
+	"github.com/rulebroker/rulebroker/internal/testmain"
+)
+
+func TestMain(m *testing.M) { testmain.Main(m) }

@@ -1,0 +1,9 @@
+package workfs
+
+import (
+	"testing"
+
+	"github.com/rulebroker/rulebroker/internal/testmain"
+)
+
+func TestMain(m *testing.M) { testmain.Main(m) }
