@@ -1,10 +1,6 @@
 package ruleset
 
-import (
-	"reflect"
-
-	"github.com/rulebroker/rulebroker/shared"
-)
+import "slices"
 
 // Diff is how one merged rule list differs from an earlier one. A rule is
 // identified by its provider, name and file: the same name from another file
@@ -78,15 +74,11 @@ func DiffRules(old, new []Rule) Diff {
 // compares whole structs so a field added to the rule later counts too; an
 // empty list and no list are the same.
 func SameRule(a, b Rule) bool {
-	return a.Provider == b.Provider && reflect.DeepEqual(normal(a.Rule), normal(b.Rule))
-}
-
-func normal(r shared.Rule) shared.Rule {
-	if len(r.Globs) == 0 {
-		r.Globs = nil
-	}
-	if len(r.Condition) == 0 {
-		r.Condition = nil
-	}
-	return r
+	x, y := a.Rule, b.Rule
+	// Field by field: a live round compares every rule, and reflection
+	// allocated for each. A test checks that no field is left out.
+	return a.Provider == b.Provider && x.Name == y.Name && x.Path == y.Path && x.Content == y.Content &&
+		slices.Equal(x.Globs, y.Globs) && x.AlwaysApply == y.AlwaysApply && x.Description == y.Description &&
+		slices.Equal(x.Condition, y.Condition) && x.Level == y.Level && x.Activation == y.Activation &&
+		x.ActivationSource == y.ActivationSource && x.GlobBase == y.GlobBase
 }

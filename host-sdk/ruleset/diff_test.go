@@ -1,6 +1,7 @@
 package ruleset
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/rulebroker/rulebroker/shared"
@@ -60,4 +61,44 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// SameRule compares field by field; changing any one field of the rule, or
+// the provider, must make it another rule.
+func TestSameRuleComparesEveryField(t *testing.T) {
+	base := Rule{Rule: shared.Rule{Name: "n", Path: "/p", Content: "c", Globs: []string{"*.go"}, AlwaysApply: false,
+		Description: "d", Condition: []string{"x"}, Level: shared.LevelProject, Activation: shared.ActivationAlways,
+		ActivationSource: "s", GlobBase: "/b"}, Provider: "cursor"}
+	if !SameRule(base, base) {
+		t.Fatal("a rule differs from itself")
+	}
+	v := reflect.ValueOf(&base.Rule).Elem()
+	for i := range v.NumField() {
+		other := base
+		f := reflect.ValueOf(&other.Rule).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(f.String() + "!")
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.Slice:
+			f.Set(reflect.Append(reflect.MakeSlice(f.Type(), 0, 1), reflect.ValueOf("other")))
+		default:
+			t.Fatalf("field %s has a kind this test does not change: add it", v.Type().Field(i).Name)
+		}
+		if SameRule(base, other) {
+			t.Errorf("SameRule ignores a change of %s", v.Type().Field(i).Name)
+		}
+	}
+	other := base
+	other.Provider = "windsurf"
+	if SameRule(base, other) {
+		t.Error("SameRule ignores the provider")
+	}
+	// No globs and an empty list of globs are the same rule.
+	a, b := base, base
+	a.Globs, b.Globs = nil, []string{}
+	if !SameRule(a, b) {
+		t.Error("nil and empty globs differ")
+	}
 }

@@ -21,8 +21,10 @@ type Set struct {
 	// bytes, separately for exact and case-folded literals.
 	lits   []lit
 	maxLit int
-	exact  litIndex
-	folded litIndex
+	// Each index is a few tens of kilobytes: made only when a literal of its
+	// kind exists, so a rule set without TTSR rules costs next to nothing.
+	exact  *litIndex
+	folded *litIndex
 
 	// compiled holds every distinct condition pattern's compilation, for
 	// Recompile to reuse.
@@ -149,11 +151,14 @@ func (s *Set) prefilter(cp compiledPattern, ids map[lit]int) []int {
 			ids[l] = id
 			s.lits = append(s.lits, l)
 			s.maxLit = max(s.maxLit, len(l.s))
+			index := &s.exact
 			if l.fold {
-				s.folded.add(l.s, id)
-			} else {
-				s.exact.add(l.s, id)
+				index = &s.folded
 			}
+			if *index == nil {
+				*index = &litIndex{}
+			}
+			(*index).add(l.s, id)
 		}
 		out = append(out, id)
 	}

@@ -482,8 +482,11 @@ func (m *Manager) trackLits(st *stream, prev, end int) {
 	}
 }
 
-// scan records literals of x that occur at text[i:].
+// scan records literals of x that occur at text[i:]; a nil x has none.
 func (x *litIndex) scan(lits []lit, text []byte, i int, abs int64, st *stream) {
+	if x == nil {
+		return
+	}
 	for _, id := range x.single[text[i]] {
 		st.saw(id, abs)
 	}
