@@ -167,6 +167,14 @@ func Start(ctx context.Context, opts Options, req shared.DiscoverRequest, option
 // runAll brings each of provs up to date in parallel: starting it when it
 // is down, then discovering. Crash warnings go to warns.
 func (l *Live) runAll(ctx context.Context, provs []*liveProvider, warns *[]diag.Warning) {
+	if len(provs) == 1 {
+		// The usual round after an edit: one provider, and no goroutine to
+		// hand it to and wait for.
+		if w := l.run(ctx, provs[0]); warns != nil {
+			*warns = append(*warns, w...)
+		}
+		return
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for _, p := range provs {
