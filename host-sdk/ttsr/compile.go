@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 
 	"github.com/rulebroker/rulebroker/host-sdk/diag"
 	"github.com/rulebroker/rulebroker/host-sdk/ruleset"
@@ -103,6 +104,7 @@ func compile(rules []ruleset.Rule, prev *Set) (*Set, []diag.Warning) {
 			s.rules = append(s.rules, sr)
 		}
 	}
+	s.index(prev)
 	return s, warns
 }
 
@@ -151,16 +153,28 @@ func (s *Set) prefilter(cp compiledPattern, ids map[lit]int) []int {
 			ids[l] = id
 			s.lits = append(s.lits, l)
 			s.maxLit = max(s.maxLit, len(l.s))
-			index := &s.exact
-			if l.fold {
-				index = &s.folded
-			}
-			if *index == nil {
-				*index = &litIndex{}
-			}
-			(*index).add(l.s, id)
 		}
 		out = append(out, id)
 	}
 	return out
+}
+
+// index builds the literal indexes, or takes prev's when its literals are
+// the same (the usual case after an edit of a rule without a condition): an
+// index is immutable once built.
+func (s *Set) index(prev *Set) {
+	if prev != nil && slices.Equal(prev.lits, s.lits) {
+		s.exact, s.folded = prev.exact, prev.folded
+		return
+	}
+	for id, l := range s.lits {
+		index := &s.exact
+		if l.fold {
+			index = &s.folded
+		}
+		if *index == nil {
+			*index = &litIndex{}
+		}
+		(*index).add(l.s, id)
+	}
 }

@@ -46,6 +46,12 @@ func TestRecompileReusesWhatItCompiledAndAgreesWithCompile(t *testing.T) {
 	if got.compiled[`TODO\b`].re != prev.compiled[`TODO\b`].re || got.compiled[`fix(me)?`].re != prev.compiled[`fix(me)?`].re {
 		t.Fatal("a pattern the previous Set compiled was compiled again")
 	}
+	if got.exact == prev.exact {
+		t.Fatal("a Set with other literals shares the previous literal index")
+	}
+	if again, _ := got.Recompile(after); again.exact != got.exact || again.folded != got.folded {
+		t.Fatal("a Set with the same literals builds its literal indexes again")
+	}
 	if _, kept := got.compiled["gone"]; kept {
 		t.Fatal("the new Set keeps a pattern no rule has any more")
 	}
