@@ -122,14 +122,7 @@ func rulesDoc(cfg *config, res broker.Result) rulesJSON {
 // every --interval. With --json each print is one JSON document on one line.
 // It ends on SIGINT or SIGTERM.
 func watchRules(ctx context.Context, cfg *config, stdout io.Writer) error {
-	opts, req, rootWarnings, err := brokerSetup(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	live, err := broker.Start(ctx, opts, req)
-	if ctx.Err() != nil {
-		return errInterrupted
-	}
+	live, _, rootWarnings, err := startLive(ctx, cfg)
 	if err != nil {
 		return err
 	}

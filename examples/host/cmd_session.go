@@ -121,14 +121,7 @@ func cmdSession(ctx context.Context, cfg *config, args []string, stdin io.Reader
 	if len(args) != 0 {
 		return &exitError{code: 2, msg: "session takes no arguments"}
 	}
-	opts, req, rootWarnings, err := brokerSetup(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	live, err := broker.Start(ctx, opts, req)
-	if ctx.Err() != nil {
-		return errInterrupted
-	}
+	live, req, rootWarnings, err := startLive(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -108,3 +108,23 @@ func loadRules(ctx context.Context, cfg *config) (broker.Result, error) {
 	res.Warnings = append(res.Warnings, rootWarnings...)
 	return res, err
 }
+
+// startLive starts the providers for a session or a watch and keeps them
+// running (a live broker) until its Close. Beside it come the request it
+// discovers with and the workspace root's warnings, for the host to show with
+// the broker's.
+func startLive(ctx context.Context, cfg *config) (*broker.Live, shared.DiscoverRequest, []diag.Warning, error) {
+	opts, req, rootWarnings, err := brokerSetup(ctx, cfg)
+	if err != nil {
+		return nil, req, nil, err
+	}
+	live, err := broker.Start(ctx, opts, req)
+	if ctx.Err() != nil {
+		// Start stops what it started when it is interrupted.
+		return nil, req, nil, errInterrupted
+	}
+	if err != nil {
+		return nil, req, nil, err
+	}
+	return live, req, rootWarnings, nil
+}

@@ -16,20 +16,21 @@ import (
 	"github.com/rulebroker/rulebroker/shared"
 )
 
-// providerCalls wraps a HostFS and records the calls a provider made over
-// the wire (a gRPC handler's context names its method), leaving out the
-// host's own: its fact checks and the prefetch. Stats are left out too: the
-// host's fact recorder stats each path a provider asks about, with the
-// call's context, before the call; the SDK provider these tests run makes
-// no Stat calls of its own.
-type providerCalls struct {
+// callLog wraps a HostFS and records the calls of one side: with provider
+// set, those a provider made over the wire (a gRPC handler's context names
+// its method); without, the host's own (its fact checks and the prefetch).
+// Stats are left out: the host's fact recorder stats each path a provider
+// asks about, with the call's context, before the call, and the SDK
+// provider these tests run makes no Stat calls of its own.
+type callLog struct {
 	shared.HostFS
-	mu    sync.Mutex
-	calls []string
+	provider bool
+	mu       sync.Mutex
+	calls    []string
 }
 
-func (c *providerCalls) note(ctx context.Context, op string, paths ...string) {
-	if _, ok := grpc.Method(ctx); !ok {
+func (c *callLog) note(ctx context.Context, op string, paths ...string) {
+	if _, overWire := grpc.Method(ctx); overWire != c.provider {
 		return
 	}
 	c.mu.Lock()
@@ -39,7 +40,7 @@ func (c *providerCalls) note(ctx context.Context, op string, paths ...string) {
 	}
 }
 
-func (c *providerCalls) take() []string {
+func (c *callLog) take() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := c.calls
@@ -47,26 +48,22 @@ func (c *providerCalls) take() []string {
 	return out
 }
 
-func (c *providerCalls) Stat(ctx context.Context, p string) (shared.FileInfo, error) {
-	return c.HostFS.Stat(ctx, p)
-}
-
-func (c *providerCalls) Resolve(ctx context.Context, p string) (string, error) {
+func (c *callLog) Resolve(ctx context.Context, p string) (string, error) {
 	c.note(ctx, "resolve", p)
 	return c.HostFS.Resolve(ctx, p)
 }
 
-func (c *providerCalls) ReadDir(ctx context.Context, p string) ([]shared.DirEntry, error) {
+func (c *callLog) ReadDir(ctx context.Context, p string) ([]shared.DirEntry, error) {
 	c.note(ctx, "readdir", p)
 	return c.HostFS.ReadDir(ctx, p)
 }
 
-func (c *providerCalls) ReadFile(ctx context.Context, p string, max int64) ([]byte, error) {
+func (c *callLog) ReadFile(ctx context.Context, p string, max int64) ([]byte, error) {
 	c.note(ctx, "read", p)
 	return c.HostFS.ReadFile(ctx, p, max)
 }
 
-func (c *providerCalls) ReadFiles(ctx context.Context, paths []string, max int64) ([]shared.FileContent, error) {
+func (c *callLog) ReadFiles(ctx context.Context, paths []string, max int64) ([]shared.FileContent, error) {
 	c.note(ctx, "read", paths...)
 	return c.HostFS.ReadFiles(ctx, paths, max)
 }
@@ -77,7 +74,7 @@ func TestLivePrefetchAnswersUnchangedCallsWithoutARoundTrip(t *testing.T) {
 	m.WriteFile("/w/d/a.md", []byte("a"))
 	m.WriteFile("/w/d/b.md", []byte("b"))
 	clock := settled(m)
-	calls := &providerCalls{HostFS: m}
+	calls := &callLog{HostFS: m, provider: true}
 	l, err := Start(context.Background(), Options{Builtins: []Builtin{sdkBuiltin("sdk")}, FS: calls, Timeout: 10 * time.Second},
 		shared.DiscoverRequest{Cwd: "/w"}, WithClock(clock.now))
 	if err != nil {
@@ -172,7 +169,7 @@ func TestLivePrefetchRealProviderEditedRoundMakesNoHostFSCall(t *testing.T) {
 	demo := t.TempDir()
 	copyTree(t, "../../examples/demo", demo)
 	ws := filepath.Join(demo, "workspace")
-	calls := &providerCalls{HostFS: workfs.OS{}}
+	calls := &callLog{HostFS: workfs.OS{}, provider: true}
 	l, err := Start(context.Background(), Options{Builtins: realBuiltins(), FS: calls, Timeout: time.Minute},
 		shared.DiscoverRequest{Cwd: ws, Home: filepath.Join(demo, "home"), WorkspaceRoot: ws})
 	if err != nil {
@@ -199,49 +196,13 @@ func TestLivePrefetchRealProviderEditedRoundMakesNoHostFSCall(t *testing.T) {
 	}
 }
 
-// hostReads wraps a HostFS and records the reads the host makes itself (its
-// fact checks and the prefetch), leaving out the provider's calls over the
-// wire: what an edited round costs the host.
-type hostReads struct {
-	shared.HostFS
-	mu    sync.Mutex
-	reads []string
-}
-
-func (h *hostReads) note(ctx context.Context, op, p string) {
-	if _, ok := grpc.Method(ctx); ok {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.reads = append(h.reads, op+" "+p)
-}
-
-func (h *hostReads) take() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := h.reads
-	h.reads = nil
-	return out
-}
-
-func (h *hostReads) ReadDir(ctx context.Context, p string) ([]shared.DirEntry, error) {
-	h.note(ctx, "readdir", p)
-	return h.HostFS.ReadDir(ctx, p)
-}
-
-func (h *hostReads) ReadFile(ctx context.Context, p string, max int64) ([]byte, error) {
-	h.note(ctx, "read", p)
-	return h.HostFS.ReadFile(ctx, p, max)
-}
-
 func TestLiveEditedRoundReadsOnlyWhatChanged(t *testing.T) {
 	m := testFS()
 	m.WriteFile("/w/d/a.md", []byte("a"))
 	m.WriteFile("/w/d/b.md", []byte("b"))
 	m.WriteFile("/w/d/c.md", []byte("c"))
 	clock := settled(m)
-	host := &hostReads{HostFS: m}
+	host := &callLog{HostFS: m}
 	l := startLive(t, host, clock, sdkBuiltin("sdk"))
 	contents := func() string {
 		var out []string

@@ -310,20 +310,36 @@ func prefetchToProto(in []shared.Prefetched, limit int) (out []*pb.Prefetched, l
 	return out, left
 }
 
+// prefetchOps pairs each HostFS call a prefetch answers with its wire value.
+var prefetchOps = [...]struct {
+	op   shared.PrefetchOp
+	wire pb.Prefetched_Op
+}{
+	{shared.PrefetchStat, pb.Prefetched_OP_STAT},
+	{shared.PrefetchResolve, pb.Prefetched_OP_RESOLVE},
+	{shared.PrefetchReadDir, pb.Prefetched_OP_READ_DIR},
+	{shared.PrefetchReadFile, pb.Prefetched_OP_READ_FILE},
+}
+
 // prefetchOpToProto is op's wire value, OP_UNSPECIFIED for one the wire
 // does not know.
 func prefetchOpToProto(op shared.PrefetchOp) pb.Prefetched_Op {
-	switch op {
-	case shared.PrefetchStat:
-		return pb.Prefetched_OP_STAT
-	case shared.PrefetchResolve:
-		return pb.Prefetched_OP_RESOLVE
-	case shared.PrefetchReadDir:
-		return pb.Prefetched_OP_READ_DIR
-	case shared.PrefetchReadFile:
-		return pb.Prefetched_OP_READ_FILE
+	for _, o := range prefetchOps {
+		if o.op == op {
+			return o.wire
+		}
 	}
 	return pb.Prefetched_OP_UNSPECIFIED
+}
+
+// prefetchOpFromProto is op's Go value, 0 for one this side does not know.
+func prefetchOpFromProto(op pb.Prefetched_Op) shared.PrefetchOp {
+	for _, o := range prefetchOps {
+		if o.wire == op {
+			return o.op
+		}
+	}
+	return 0
 }
 
 // prefetchAnswerToProto sets m's op and answer from p; the op stays
@@ -368,52 +384,35 @@ func prefetchFromProto(in []*pb.Prefetched) []shared.Prefetched {
 	}
 	out := make([]shared.Prefetched, 0, len(in))
 	for _, m := range in {
-		p := shared.Prefetched{Path: m.GetPath(), MaxBytes: m.GetMaxBytes(), Err: errorFromProto(m.GetError())}
+		p := shared.Prefetched{Op: prefetchOpFromProto(m.GetOp()), Path: m.GetPath(), MaxBytes: m.GetMaxBytes()}
+		if p.Op == 0 {
+			continue // a call this side does not know: it is never asked
+		}
 		if m.GetUnchanged() {
-			p.Err, p.Unchanged = nil, true
-			if p.Op = prefetchOpFromProto(m.GetOp()); p.Op != 0 {
-				out = append(out, p)
-			}
+			p.Unchanged = true
+			out = append(out, p)
 			continue
 		}
-		switch m.GetOp() {
-		case pb.Prefetched_OP_STAT:
-			p.Op = shared.PrefetchStat
+		p.Err = errorFromProto(m.GetError())
+		switch p.Op {
+		case shared.PrefetchStat:
 			if p.Err == nil {
 				if m.GetInfo() == nil {
 					continue // no answer at all: ask
 				}
 				p.Info = fileInfoFromProto(m.GetInfo())
 			}
-		case pb.Prefetched_OP_RESOLVE:
-			p.Op, p.Resolved = shared.PrefetchResolve, m.GetResolved()
-		case pb.Prefetched_OP_READ_DIR:
-			p.Op = shared.PrefetchReadDir
+		case shared.PrefetchResolve:
+			p.Resolved = m.GetResolved()
+		case shared.PrefetchReadDir:
 			p.Entries = make([]shared.DirEntry, len(m.GetEntries()))
 			for j, e := range m.GetEntries() {
 				p.Entries[j] = shared.DirEntry{Name: e.GetName(), Type: fileTypeFromProto(e.GetType())}
 			}
-		case pb.Prefetched_OP_READ_FILE:
-			p.Op, p.Data = shared.PrefetchReadFile, m.GetData()
-		default:
-			continue
+		case shared.PrefetchReadFile:
+			p.Data = m.GetData()
 		}
 		out = append(out, p)
 	}
 	return out
-}
-
-// prefetchOpFromProto is op's Go value, 0 for one this side does not know.
-func prefetchOpFromProto(op pb.Prefetched_Op) shared.PrefetchOp {
-	switch op {
-	case pb.Prefetched_OP_STAT:
-		return shared.PrefetchStat
-	case pb.Prefetched_OP_RESOLVE:
-		return shared.PrefetchResolve
-	case pb.Prefetched_OP_READ_DIR:
-		return shared.PrefetchReadDir
-	case pb.Prefetched_OP_READ_FILE:
-		return shared.PrefetchReadFile
-	}
-	return 0
 }
