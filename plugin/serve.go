@@ -50,7 +50,9 @@ func newAdapter(p Provider) adapter {
 
 func (a adapter) Describe(context.Context) (shared.ProviderInfo, error) {
 	info := a.p.Info()
-	out := shared.ProviderInfo{Name: info.Name, Version: info.Version, Priority: info.Priority}
+	out := shared.ProviderInfo{Name: info.Name, Version: info.Version, Priority: info.Priority,
+		// The SDK keeps each discovery's answers (see answerMemory).
+		Capabilities: []string{shared.CapabilityUnchangedAnswers}}
 	// Checked here so the author reads what is wrong in the host's warning,
 	// instead of a priority wrapped on its way through the protocol's int32.
 	if err := out.Check(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -173,7 +174,8 @@ func TestWireDescribeDiscoverAndHostFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "probe" || info.Version != "1.2.3" || info.Priority != 70 {
+	if info.Name != "probe" || info.Version != "1.2.3" || info.Priority != 70 ||
+		!slices.Equal(info.Capabilities, []string{shared.CapabilityUnchangedAnswers}) {
 		t.Fatalf("describe = %+v", info)
 	}
 

@@ -109,7 +109,16 @@ type ProviderInfo struct {
 	Name     string
 	Version  string
 	Priority int // the provider's default; a host may override it
+	// Capabilities name the optional parts of the protocol the provider
+	// understands; a host uses such a part only with a provider that names
+	// it, so a provider built before it still gets what it understands.
+	Capabilities []string
 }
+
+// CapabilityUnchangedAnswers says the provider keeps the HostFS answers of
+// its previous Discover and takes a Prefetched answer marked Unchanged as
+// that answer. A provider that does not name it gets every answer in full.
+const CapabilityUnchangedAnswers = "unchanged-answers"
 
 // The bounds of a valid ProviderInfo (see Check).
 const (

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -287,6 +288,9 @@ type started struct {
 	client     *wire.Client
 	stderr     *stderrTail
 	fsFailures *firstError // its HostFS calls that failed in transport
+	// unchangedAnswers: the provider takes a prefetched answer marked
+	// unchanged as the one it got last time (it said so in Describe).
+	unchangedAnswers bool
 }
 
 // fail records why the provider contributes nothing, with the last line it
@@ -352,7 +356,8 @@ func (l launch) start(ctx context.Context, opts Options, out *outcome) *started 
 	out.provider.Version = info.Version
 	out.provider.Priority = info.Priority
 	out.provider.DefaultPriority = info.Priority
-	return &started{client: client, stderr: stderr, fsFailures: fsFailures}
+	return &started{client: client, stderr: stderr, fsFailures: fsFailures,
+		unchangedAnswers: slices.Contains(info.Capabilities, shared.CapabilityUnchangedAnswers)}
 }
 
 // discover runs Discover on a started provider through fsys, filling in

@@ -200,10 +200,11 @@ func (l *Live) run(ctx context.Context, p *liveProvider) []diag.Warning {
 	defer cancel()
 	out := &outcome{}
 	// The provider still has its previous discovery's answers when it runs
-	// in the same process and that discovery succeeded: the answers this
-	// round's check found unchanged are sent as "unchanged".
+	// in the same process, that discovery succeeded, and it said it keeps
+	// them: the answers this round's check found unchanged are sent as
+	// "unchanged".
 	var same func(shared.Prefetched) *fact
-	if facts := p.facts; p.proc != nil && facts != nil && p.good != nil && p.last == p.good {
+	if facts := p.facts; p.proc != nil && p.proc.unchangedAnswers && facts != nil && p.good != nil && p.last == p.good {
 		round := l.rounds
 		same = func(c shared.Prefetched) *fact { return facts.unchanged(c, round) }
 	}

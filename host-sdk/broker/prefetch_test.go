@@ -245,3 +245,28 @@ func TestLiveEditedRoundReadsOnlyWhatChanged(t *testing.T) {
 		t.Fatalf("nothing changed, yet %+v", ch)
 	}
 }
+
+// A provider that does not say it keeps its answers (one built before the
+// capability existed) gets every answer in full: the host reads every file
+// again rather than send an "unchanged" it would misread.
+func TestLiveSendsUnchangedOnlyToProvidersThatSayTheyKeepAnswers(t *testing.T) {
+	m := testFS()
+	m.WriteFile("/w/d/a.md", []byte("a"))
+	m.WriteFile("/w/d/b.md", []byte("b"))
+	clock := settled(m)
+	host := &callLog{HostFS: m}
+	l := startLive(t, host, clock, sdkBuiltin("sdk"))
+	if !l.provs[0].proc.unchangedAnswers {
+		t.Fatal("the SDK provider does not say it keeps its answers")
+	}
+	l.provs[0].proc.unchangedAnswers = false
+	host.take()
+	m.WriteFile("/w/d/b.md", []byte("b, edited"))
+	clock.set(m.Now().Add(time.Hour))
+	if ch := refresh(t, l); len(ch.Rules.Changed) != 1 {
+		t.Fatalf("edit: %+v", ch)
+	}
+	if got, want := host.take(), []string{"readdir /w/d", "read /w/d/a.md", "read /w/d/b.md"}; !slices.Equal(got, want) {
+		t.Fatalf("the host read %q, want every answer in full: %q", got, want)
+	}
+}

@@ -86,12 +86,30 @@ func (c *providerClient) Describe(ctx context.Context) (shared.ProviderInfo, err
 	if err != nil {
 		return shared.ProviderInfo{}, callError(ctx, "describe", err)
 	}
-	return shared.ProviderInfo{
+	info := shared.ProviderInfo{
 		Name:     resp.GetName(),
 		Version:  resp.GetVersion(),
 		Priority: int(resp.GetPriority()),
-	}, nil
+	}
+	// A host only looks for the capabilities it knows, so the list is cut
+	// to a sane size rather than refused.
+	for _, c := range resp.GetCapabilities() {
+		if len(info.Capabilities) == maxCapabilities {
+			break
+		}
+		if len(c) <= maxCapabilityBytes {
+			info.Capabilities = append(info.Capabilities, c)
+		}
+	}
+	return info, nil
 }
+
+// maxCapabilities and maxCapabilityBytes bound what the host keeps of a
+// provider's capability list.
+const (
+	maxCapabilities    = 32
+	maxCapabilityBytes = 64
+)
 
 // hostFSServerOptions bound what the HostFS server accepts and sends: a
 // request is small, an answer is at most one file of the per-file cap (the
@@ -216,12 +234,11 @@ func (s *providerServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*
 		// provider somewhere it never asked to be.
 		return nil, fmt.Errorf("priority %d does not fit the protocol's 32 bits", info.Priority)
 	}
-	// The protocol's capabilities field is left empty: no host reads it yet,
-	// and a provider has nothing to say in it until one does.
 	return &pb.DescribeResponse{
-		Name:     info.Name,
-		Version:  info.Version,
-		Priority: int32(info.Priority),
+		Name:         info.Name,
+		Version:      info.Version,
+		Priority:     int32(info.Priority),
+		Capabilities: info.Capabilities,
 	}, nil
 }
 
