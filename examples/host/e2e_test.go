@@ -307,11 +307,22 @@ func scriptProcs(ts *testscript.TestScript) []string {
 		if err != nil || !bytes.Contains(env, marker) {
 			continue
 		}
-		if stat, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil && isZombie(stat) {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err == nil && isZombie(stat) {
 			continue
 		}
 		exe, _ := os.Readlink("/proc/" + pid + "/exe")
-		out = append(out, pid+" "+exe)
+		// The exe first (waitproc reads it), then what tells why a process
+		// is still there: its state and parent, and its arguments.
+		args, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+		state := ""
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+			state = string(stat[i+1:])
+			if f := strings.Fields(state); len(f) >= 2 {
+				state = "state " + f[0] + " ppid " + f[1]
+			}
+		}
+		out = append(out, pid+" "+exe+" "+state+" "+strings.ReplaceAll(string(bytes.TrimRight(args, "\x00")), "\x00", " "))
 	}
 	return out
 }
@@ -328,9 +339,10 @@ func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("unsupported: ! noprocs")
 	}
 	// The host kills its providers before it exits, and Pdeathsig kills them
-	// if it dies; give the kernel a moment to deliver a signal already sent.
+	// if it dies; give the kernel a moment to deliver a signal already sent
+	// (on a machine the whole suite keeps busy, it can take seconds).
 	var left []string
-	for i := 0; i < 50; i++ {
+	for i := 0; i < 150; i++ {
 		if left = scriptProcs(ts); len(left) == 0 {
 			return
 		}
