@@ -232,6 +232,7 @@ func runTestHost() int {
 func TestLoadCutsAProviderAtTheRulesCap(t *testing.T) {
 	t.Parallel()
 	res, err := Load(context.Background(), Options{
+		Timeout:             testTimeout,
 		Builtins:            []Builtin{testBuiltin("many", 10, "many"), testBuiltin("fine", 5, "")},
 		FS:                  testFS(),
 		MaxRulesPerProvider: 1000,
@@ -260,6 +261,7 @@ func TestLoadCutsAProviderAtTheRulesCap(t *testing.T) {
 func TestLoadCutsAProviderAtTheBytesCap(t *testing.T) {
 	t.Parallel()
 	res, err := Load(context.Background(), Options{
+		Timeout:          testTimeout,
 		Builtins:         []Builtin{rawBuiltin("flood", "flood:10:flood")},
 		FS:               testFS(),
 		MaxProviderBytes: 1 << 20,
@@ -303,6 +305,7 @@ func TestLoadOversizedMessageKeepsWhatCameBefore(t *testing.T) {
 func TestLoadRuleOverASmallerCap(t *testing.T) {
 	t.Parallel()
 	res, err := Load(context.Background(), Options{
+		Timeout:      testTimeout,
 		Builtins:     []Builtin{rawBuiltin("twomib", "twomib:10:2mib")},
 		FS:           testFS(),
 		MaxRuleBytes: 1 << 20,
@@ -321,6 +324,7 @@ func TestLoadRuleOverASmallerCap(t *testing.T) {
 func TestLoadRuleOverTheLimitIsAWarningNotABrokenStream(t *testing.T) {
 	t.Parallel()
 	res, err := Load(context.Background(), Options{
+		Timeout:      testTimeout,
 		Builtins:     []Builtin{testBuiltin("big", 10, "bigrule")},
 		FS:           testFS(),
 		MaxRuleBytes: 1 << 20,
@@ -381,6 +385,7 @@ func TestHostPeakRSSAgainstFloodAndHugeRule(t *testing.T) {
 func TestLoadRepairsInvalidUTF8AndNamesTheFile(t *testing.T) {
 	t.Parallel()
 	res, err := Load(context.Background(), Options{
+		Timeout:  testTimeout,
 		Builtins: []Builtin{testBuiltin("latin", 10, "latin1")},
 		FS:       testFS(),
 	}, shared.DiscoverRequest{Cwd: "/w"})
@@ -405,7 +410,7 @@ func TestLoadSkipsADirectoryEntryThatIsNotUTF8(t *testing.T) {
 	m.WriteFile("/w/d/ok.md", []byte("ok"))
 	m.WriteFile("/w/d/\xe9t\xe9.md", []byte("latin-1 name"))
 	m.WriteFile("/w/d/z.md", []byte("z"))
-	res, err := Load(context.Background(), Options{Builtins: []Builtin{sdkBuiltin("sdk")}, FS: m}, shared.DiscoverRequest{Cwd: "/w"})
+	res, err := Load(context.Background(), Options{Timeout: testTimeout, Builtins: []Builtin{sdkBuiltin("sdk")}, FS: m}, shared.DiscoverRequest{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +446,7 @@ func TestHostFSBudgetAnswersAnAmplifiedReadInPart(t *testing.T) {
 	m := testFS()
 	m.WriteFile("/w/big", make([]byte, 3<<20))
 	m.ResetCounts()
-	res, err := Load(context.Background(), Options{Builtins: []Builtin{testBuiltin("amp", 10, "amplify")}, FS: m},
+	res, err := Load(context.Background(), Options{Timeout: testTimeout, Builtins: []Builtin{testBuiltin("amp", 10, "amplify")}, FS: m},
 		shared.DiscoverRequest{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
@@ -466,6 +471,7 @@ func TestSDKReadsPastTheBudgetInLaterCalls(t *testing.T) {
 	}
 	// Every call's budget holds two files; the SDK asks again for the rest.
 	res, err := Load(context.Background(), Options{
+		Timeout:  testTimeout,
 		Builtins: []Builtin{sdkBuiltin("sdk")}, FS: m, MaxRuleBytes: 2 << 20, HostFSCallBudget: 2<<20 + 100,
 	}, shared.DiscoverRequest{Cwd: "/w"})
 	if err != nil {
@@ -479,6 +485,7 @@ func TestSDKReadsPastTheBudgetInLaterCalls(t *testing.T) {
 func TestDescribeIsValidated(t *testing.T) {
 	t.Parallel()
 	res, err := Load(context.Background(), Options{
+		Timeout: testTimeout,
 		Builtins: []Builtin{
 			testBuiltin("white space", 10, ""),
 			testBuiltin("Upper", 10, ""),
@@ -522,6 +529,7 @@ func TestThirdPartyMayNotTakeABuiltinsName(t *testing.T) {
 	t.Setenv(testProviderEnv, "native:999:")
 	for _, allow := range []bool{false, true} {
 		res, err := Load(context.Background(), Options{
+			Timeout:           testTimeout,
 			Builtins:          []Builtin{testBuiltin("native", 100, "")},
 			DevPluginDirs:     []string{dir},
 			Env:               append(sandbox.DefaultEnv(), testProviderEnv),

@@ -174,6 +174,7 @@ func names(rules []ruleset.Rule) []string {
 func TestLoadRealProcessesMergeAndRecordReads(t *testing.T) {
 	t.Parallel()
 	res, err := Load(context.Background(), Options{
+		Timeout:  testTimeout,
 		Builtins: []Builtin{testBuiltin("low", 50, ""), testBuiltin("high", 60, "")},
 		FS:       testFS(),
 	}, shared.DiscoverRequest{Cwd: "/w"})
@@ -206,6 +207,7 @@ func TestLoadRealProcessesMergeAndRecordReads(t *testing.T) {
 func TestLoadPriorityOverride(t *testing.T) {
 	t.Parallel()
 	res, err := Load(context.Background(), Options{
+		Timeout:  testTimeout,
 		Builtins: []Builtin{testBuiltin("low", 50, ""), testBuiltin("high", 60, "")},
 		FS:       testFS(),
 		Priority: map[string]int{"low": 70},
@@ -250,6 +252,7 @@ func TestLoadHungProviderCostsOnlyItself(t *testing.T) {
 func TestLoadWarnsAboutADuplicateProviderName(t *testing.T) {
 	t.Parallel()
 	res, err := Load(context.Background(), Options{
+		Timeout:  testTimeout,
 		Builtins: []Builtin{testBuiltin("twin", 50, ""), testBuiltin("twin", 50, "")},
 		FS:       testFS(),
 	}, shared.DiscoverRequest{Cwd: "/w"})
@@ -270,6 +273,7 @@ func TestLoadSumsUpWhatThePolicyRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := Load(context.Background(), Options{
+		Timeout:  testTimeout,
 		Builtins: []Builtin{testBuiltin("one", 50, ""), testBuiltin("two", 40, "")},
 		FS:       pol,
 	}, shared.DiscoverRequest{Cwd: "/w", Home: "/h"})
@@ -351,6 +355,7 @@ func TestLoadGivesProvidersOnlyTheAllowListedEnvironment(t *testing.T) {
 	t.Setenv("ACME_API_KEY", "s3cret-value")
 	t.Setenv("RULEBROKER_VISIBLE", "yes")
 	res, err := Load(context.Background(), Options{
+		Timeout:  testTimeout,
 		Builtins: []Builtin{testBuiltin("env", 50, "env")},
 		FS:       testFS(),
 	}, shared.DiscoverRequest{Cwd: "/w"})
@@ -393,6 +398,7 @@ func TestLoadRunsOnlyWhatTheLockTrusts(t *testing.T) {
 	dir, bin := thirdParty(t)
 	lockFile := filepath.Join(t.TempDir(), "plugins.lock")
 	opts := Options{
+		Timeout:    testTimeout,
 		PluginDirs: []string{dir}, LockFile: lockFile, FS: testFS(),
 		Env:       append(sandbox.DefaultEnv(), testProviderEnv),
 		TrustHint: func(p string) string { return "host plugins trust " + p },
@@ -439,3 +445,9 @@ func TestLoadRunsOnlyWhatTheLockTrusts(t *testing.T) {
 		t.Fatalf("--plugin-dir binary: %+v", p)
 	}
 }
+
+// testTimeout is the provider deadline of tests that are not about
+// deadlines: the package's tests run in parallel beside the rest of the
+// suite, and a race-built provider on a busy two-core machine can take
+// longer than the default to start and discover.
+const testTimeout = 30 * time.Second
