@@ -127,7 +127,7 @@ func watchRules(ctx context.Context, cfg *config, stdout io.Writer) error {
 		return err
 	}
 	defer live.Close()
-	print := func(what string) error {
+	show := func(what string) error {
 		res := live.Result()
 		res.Warnings = append(res.Warnings, rootWarnings...)
 		doc := rulesDoc(cfg, res)
@@ -142,7 +142,7 @@ func watchRules(ctx context.Context, cfg *config, stdout io.Writer) error {
 		printRules(stdout, cfg, doc)
 		return nil
 	}
-	if err := print(""); err != nil {
+	if err := show(""); err != nil {
 		return err
 	}
 	tick := time.NewTicker(cfg.interval)
@@ -163,7 +163,7 @@ func watchRules(ctx context.Context, cfg *config, stdout io.Writer) error {
 		if ch.Rules.Empty() && len(ch.Restarted) == 0 && len(ch.Warnings) == 0 {
 			continue
 		}
-		if err := print(changeSummary(ch)); err != nil {
+		if err := show(changeSummary(ch)); err != nil {
 			return err
 		}
 	}
