@@ -229,6 +229,5 @@ func (m *answerMemory) store(a shared.Prefetched, copy bool) {
 // fsAnswer reports an error that is the filesystem's answer, as opposed to
 // a failure to get one.
 func fsAnswer(err error) bool {
-	return err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
-		errors.Is(err, shared.ErrNotDir) || errors.Is(err, shared.ErrTooLarge) || errors.Is(err, shared.ErrRefused)
+	return err == nil || IsAbsent(err) || errors.Is(err, fs.ErrPermission) || errors.Is(err, shared.ErrTooLarge)
 }

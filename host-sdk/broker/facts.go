@@ -228,9 +228,10 @@ func (r *factRecorder) done() *factSet {
 // a match moves the fact's recording time forward so it stops being racy
 // once the tick has passed.
 //
-// It checks every fact even after a change, and marks each one found
-// unchanged with round: the re-discovery that follows tells the provider
-// those answers are the ones it already has (see unchanged).
+// With a round (not 0) it checks every fact even after a change, and marks
+// each one found unchanged with it: the re-discovery that follows tells the
+// provider those answers are the ones it already has (see unchanged).
+// Without, it stops at the first change.
 //
 // at is when the round began: a fact re-verified in it counts as recorded
 // then, which is never later than its actual re-read.
@@ -240,9 +241,12 @@ func (s *factSet) changed(ctx context.Context, fsys shared.HostFS, at time.Time,
 	}
 	first := ""
 	for _, f := range s.facts {
-		if f.verify(ctx, fsys, at) {
+		switch {
+		case f.verify(ctx, fsys, at):
 			f.sameRound = round
-		} else if first == "" {
+		case round == 0:
+			return f.path, true
+		case first == "":
 			first = f.path
 		}
 	}

@@ -75,8 +75,8 @@ type Live struct {
 	// extraBytes is the length of the paths in extra.
 	extraBytes int
 
-	// rounds counts the rounds: a fact checked unchanged is marked with
-	// the round that checked it.
+	// rounds counts the rounds, from 1: a fact checked unchanged is marked
+	// with the round that checked it.
 	rounds uint64
 
 	mu        sync.RWMutex // guards what readers see
@@ -450,10 +450,15 @@ func (l *Live) Refresh(ctx context.Context, touched []string) (Change, error) {
 		case p.facts == nil:
 			todo = append(todo, p)
 		default:
-			// Checked even when a new touched directory sends every
-			// provider to discover again: what is found unchanged need
-			// not be read again (see prefetch).
-			if _, changed := p.facts.changed(ctx, l.opts.FS, now, l.rounds); changed || added > 0 {
+			// A provider that keeps its answers has every fact checked,
+			// even when a new touched directory sends every provider to
+			// discover again: what is found unchanged need not be read
+			// again (see prefetch). For another, the first change will do.
+			round := l.rounds
+			if !p.proc.unchangedAnswers {
+				round = 0
+			}
+			if _, changed := p.facts.changed(ctx, l.opts.FS, now, round); changed || added > 0 {
 				todo = append(todo, p)
 			}
 		}

@@ -75,19 +75,23 @@ func (c *Cache) Parse(data []byte) Document {
 	doc = Parse(data)
 	c.mu.Lock()
 	c.parses++
-	c.keep(string(data), doc)
+	kept := c.keep(string(data), doc)
 	c.mu.Unlock()
+	if !kept {
+		return doc // nobody else holds it
+	}
 	return doc.clone()
 }
 
-// keep stores doc in the current generation while it has room. The caller
-// holds mu.
-func (c *Cache) keep(input string, doc Document) {
+// keep stores doc in the current generation while it has room, and reports
+// whether it did. The caller holds mu.
+func (c *Cache) keep(input string, doc Document) bool {
 	if _, ok := c.cur[input]; ok || len(c.cur) >= c.entriesCap || c.curBytes+len(input) > c.bytesCap {
-		return
+		return false
 	}
 	c.cur[input] = doc
 	c.curBytes += len(input)
+	return true
 }
 
 // Rotate starts a new generation: what was not asked for since the previous
