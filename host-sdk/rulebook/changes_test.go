@@ -89,3 +89,19 @@ func TestWithPreviousGivesTheSameBook(t *testing.T) {
 		}
 	}
 }
+
+// WithPrevious reuses what the previous book compiled: building the same
+// rules again allocates a fraction of what compiling their conditions does.
+func TestWithPreviousCompilesNothingAgain(t *testing.T) {
+	var rules []ruleset.Rule
+	for i := range 20 {
+		rules = append(rules, ruleset.Rule{Rule: shared.Rule{Name: fmt.Sprintf("r%d", i), Path: "/w/r.mdc", Content: "c",
+			Condition: []string{fmt.Sprintf(`(?i)secret_%d\s*=\s*\w{8,}`, i)}}, Provider: "cursor"})
+	}
+	prev := New(rules)
+	fresh := testing.AllocsPerRun(5, func() { New(rules) })
+	reused := testing.AllocsPerRun(5, func() { New(rules, WithPrevious(prev)) })
+	if reused > fresh/2 {
+		t.Fatalf("a book made with the previous one allocates %.0f times, one made anew %.0f: its conditions were compiled again", reused, fresh)
+	}
+}
