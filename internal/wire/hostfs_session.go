@@ -226,7 +226,7 @@ func (d *hostFSDial) get(broker *goplugin.GRPCBroker, id uint32, maxRuleBytes in
 	if d.conn != nil && d.id == id && d.maxRule == maxRuleBytes {
 		return d.conn, nil
 	}
-	conn, err := broker.DialWithOptions(id, grpc.WithDefaultCallOptions(callLimits(maxRuleBytes)...))
+	conn, err := broker.DialWithOptions(id, append(windowDialOptions(), grpc.WithDefaultCallOptions(callLimits(maxRuleBytes)...))...)
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,13 @@ func Serve(impl shared.Provider, logger hclog.Logger) {
 // Discover call by the host's per-rule cap, which arrives with the request
 // (see streamSink), so its send limit is left to that check.
 func pluginServer(opts []grpc.ServerOption) *grpc.Server {
-	return goplugin.DefaultGRPCServer(append(opts, grpc.MaxRecvMsgSize(RequestBytes)))
+	opts = append(opts, grpc.MaxRecvMsgSize(RequestBytes))
+	return goplugin.DefaultGRPCServer(append(opts, windowServerOptions()...))
+}
+
+// hostDialOptions are the options of the host's connection to a provider.
+func hostDialOptions(maxRuleBytes int64) []grpc.DialOption {
+	return append(windowDialOptions(), grpc.WithDefaultCallOptions(callLimits(maxRuleBytes)...))
 }
 
 // Config says how to start a provider process.
@@ -159,7 +165,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		Stderr:           cfg.Stderr,
 		SyncStdout:       io.Discard,
 		SyncStderr:       io.Discard,
-		GRPCDialOptions:  []grpc.DialOption{grpc.WithDefaultCallOptions(callLimits(cfg.MaxRuleBytes)...)},
+		GRPCDialOptions:  hostDialOptions(cfg.MaxRuleBytes),
 	})
 
 	// go-plugin's start does not watch ctx; killing the process group when
