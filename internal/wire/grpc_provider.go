@@ -10,10 +10,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rulebroker/rulebroker/shared"
@@ -115,7 +117,7 @@ const (
 // request is small, an answer is at most one file of the per-file cap (the
 // handlers clamp every read to it) or one directory listing.
 func hostFSServerOptions(maxReadBytes int64, failed func(context.Context, error)) []grpc.ServerOption {
-	return []grpc.ServerOption{
+	return append(windowServerOptions(),
 		grpc.MaxRecvMsgSize(RequestBytes),
 		grpc.MaxSendMsgSize(max(MessageBytes(maxReadBytes), ListingBytes+MetadataBytes)),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
@@ -125,7 +127,7 @@ func hostFSServerOptions(maxReadBytes int64, failed func(context.Context, error)
 			}
 			return err
 		}),
-	}
+	)
 }
 
 // isFSStatus reports an error that carries a file's error for the plugin
@@ -190,6 +192,7 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 		ExtraDirs:      req.ExtraDirs,
 		MaxRuleBytes:   req.MaxRuleBytes,
 		Prefetch:       prefetch,
+		AcceptBatches:  true,
 	}, callLimits(req.MaxRuleBytes)...)
 	if err != nil {
 		return callError(ctx, "discover", err)
@@ -202,17 +205,31 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 		if err != nil {
 			return callError(ctx, "discover", err)
 		}
-		switch item := msg.GetItem().(type) {
-		case *pb.DiscoverResponse_Rule:
-			err = sink.Rule(ruleFromProto(item.Rule))
-		case *pb.DiscoverResponse_Warning:
-			err = sink.Warning(shared.Warning{Path: item.Warning.GetPath(), Message: item.Warning.GetMessage()})
-		default:
-			err = sink.Warning(shared.Warning{Message: "provider sent an empty or unknown stream item; ignored"})
+		if batch, ok := msg.GetItem().(*pb.DiscoverResponse_Batch); ok {
+			for _, item := range batch.Batch.GetItems() {
+				if err := deliver(item, sink); err != nil {
+					return err
+				}
+			}
+			continue
 		}
-		if err != nil {
+		if err := deliver(msg, sink); err != nil {
 			return err
 		}
+	}
+}
+
+// deliver hands one finding to sink. A batch inside a batch is not one.
+func deliver(msg *pb.DiscoverResponse, sink shared.Sink) error {
+	switch item := msg.GetItem().(type) {
+	case *pb.DiscoverResponse_Rule:
+		return sink.Rule(ruleFromProto(item.Rule))
+	case *pb.DiscoverResponse_Warning:
+		return sink.Warning(shared.Warning{Path: item.Warning.GetPath(), Message: item.Warning.GetMessage()})
+	case *pb.DiscoverResponse_Batch:
+		return sink.Warning(shared.Warning{Message: "provider sent a batch inside a batch; ignored"})
+	default:
+		return sink.Warning(shared.Warning{Message: "provider sent an empty or unknown stream item; ignored"})
 	}
 }
 
@@ -248,7 +265,8 @@ func (s *providerServer) Discover(req *pb.DiscoverRequest, stream grpc.ServerStr
 		return fmt.Errorf("connect to the host's filesystem: %w", err)
 	}
 	fsys := &hostFSClient{client: pb.NewHostFSClient(conn), call: callOfDiscover(stream.Context())}
-	return s.impl.Discover(stream.Context(), shared.DiscoverRequest{
+	sink := newStreamSink(stream, MessageBytes(req.GetMaxRuleBytes()), req.GetAcceptBatches())
+	err = s.impl.Discover(stream.Context(), shared.DiscoverRequest{
 		Cwd:           req.GetCwd(),
 		Home:          req.GetHome(),
 		WorkspaceRoot: req.GetWorkspaceRoot(),
@@ -256,23 +274,70 @@ func (s *providerServer) Discover(req *pb.DiscoverRequest, stream grpc.ServerStr
 		ExtraDirs:     req.GetExtraDirs(),
 		MaxRuleBytes:  req.GetMaxRuleBytes(),
 		Prefetch:      prefetchFromProto(req.GetPrefetch()),
-	}, fsys, streamSink{stream: stream, limit: MessageBytes(req.GetMaxRuleBytes())})
+	}, fsys, sink)
+	// What was found before a failure goes too, as it would unbatched.
+	if ferr := sink.end(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
-// streamSink sends each finding as its own message. It keeps the stream
+// streamSink sends the provider's findings to the host: batched when the
+// host accepts batches, else each as its own message. It keeps the stream
 // alive whatever a provider hands it: a string that is not UTF-8 would make
 // gRPC fail the whole stream, and so would a message over the host's limit,
 // so each is turned into something the host accepts plus a warning naming
 // the file.
 type streamSink struct {
-	stream grpc.ServerStreamingServer[pb.DiscoverResponse]
+	stream findingSender
 	limit  int // the host's receive limit for one message
+
+	// mu orders the sends: a batch also goes when its timer fires.
+	mu sync.Mutex
+	// batch holds the findings not sent yet and size their size in it;
+	// nil when the host takes one finding per message. timer sends it
+	// delay after its first finding.
+	batch *pb.Batch
+	size  int
+	delay time.Duration
+	timer *time.Timer
+	// err is what later calls return: the send that failed, or
+	// errDiscoveryOver once the stream is done.
+	err error
+}
+
+// errDiscoveryOver is what a provider gets for a finding it hands over after
+// its Discover returned.
+var errDiscoveryOver = errors.New("the discovery is over; the finding was not sent")
+
+// findingSender is the part of the Discover stream a streamSink uses.
+type findingSender interface {
+	Send(*pb.DiscoverResponse) error
+}
+
+func newStreamSink(stream findingSender, limit int, batched bool) *streamSink {
+	s := &streamSink{stream: stream, limit: limit, delay: batchDelay}
+	if batched {
+		s.batch = &pb.Batch{}
+	}
+	return s
 }
 
 // maxWarningBytes bounds a warning's message; a longer one is cut.
 const maxWarningBytes = 16 << 10
 
-func (s streamSink) Rule(r shared.Rule) error {
+// batchBytes is the size at which a batch is sent: large enough that a
+// discovery of thousands of small rules is a handful of messages, small
+// enough that the provider never holds much more than one rule's worth.
+// batchDelay is the longest a finding waits in a batch, so that what a
+// provider found before it hangs reaches the host before the host gives up
+// on it, as it would unbatched; a discovery that takes less is one message.
+const (
+	batchBytes = 256 << 10
+	batchDelay = 20 * time.Millisecond
+)
+
+func (s *streamSink) Rule(r shared.Rule) error {
 	r, repaired := repairRule(r)
 	if len(repaired) > 0 {
 		if err := s.Warning(shared.Warning{Path: r.Path, Message: fmt.Sprintf(
@@ -281,20 +346,94 @@ func (s streamSink) Rule(r shared.Rule) error {
 		}
 	}
 	msg := &pb.DiscoverResponse{Item: &pb.DiscoverResponse_Rule{Rule: ruleToProto(r)}}
-	if n := proto.Size(msg); n > s.limit {
+	n := proto.Size(msg)
+	if n > s.limit {
 		return s.Warning(shared.Warning{Path: r.Path, Message: fmt.Sprintf(
 			"rule %q not sent: it is %d bytes on the wire, over the host's limit of %d (the per-rule cap plus %d for metadata)",
 			r.Name, n, s.limit, MetadataBytes)})
 	}
-	return s.stream.Send(msg)
+	return s.send(msg, n)
 }
 
-func (s streamSink) Warning(w shared.Warning) error {
+func (s *streamSink) Warning(w shared.Warning) error {
 	msg := strings.ToValidUTF8(w.Message, "\uFFFD")
 	if len(msg) > maxWarningBytes {
 		msg = strings.ToValidUTF8(msg[:maxWarningBytes], "") + " … (cut)"
 	}
-	return s.stream.Send(&pb.DiscoverResponse{Item: &pb.DiscoverResponse_Warning{
+	item := &pb.DiscoverResponse{Item: &pb.DiscoverResponse_Warning{
 		Warning: &pb.Warning{Path: strings.ToValidUTF8(w.Path, "\uFFFD"), Message: msg},
-	}})
+	}}
+	return s.send(item, proto.Size(item))
+}
+
+// send adds item, of n bytes, to the batch, sending the batch first when
+// item would take it past batchBytes or the host's limit. An item too large
+// to fit a batch even alone goes as a message of its own, which every host
+// accepts.
+func (s *streamSink) send(item *pb.DiscoverResponse, n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	if s.batch == nil {
+		return s.stream.Send(item)
+	}
+	grow := protowire.SizeTag(1) + protowire.SizeBytes(n) // item as an element of Batch.items
+	if len(s.batch.Items) > 0 && (s.size+grow > batchBytes || batchMessageBytes(s.size+grow) > s.limit) {
+		if err := s.flushLocked(); err != nil {
+			return err
+		}
+	}
+	if batchMessageBytes(grow) > s.limit {
+		return s.stream.Send(item)
+	}
+	if len(s.batch.Items) == 0 {
+		s.timer = time.AfterFunc(s.delay, func() { s.flush() })
+	}
+	s.batch.Items = append(s.batch.Items, item)
+	s.size += grow
+	return nil
+}
+
+// batchMessageBytes is the size of a DiscoverResponse holding a batch of
+// items of n bytes.
+func batchMessageBytes(n int) int {
+	return protowire.SizeTag(3) + protowire.SizeBytes(n)
+}
+
+// flush sends what the batch holds.
+func (s *streamSink) flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	return s.flushLocked()
+}
+
+// end sends what the batch holds and refuses later findings: the stream
+// must not be used once Discover returned.
+func (s *streamSink) end() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.err
+	if err == nil {
+		err = s.flushLocked()
+	}
+	s.err = errDiscoveryOver
+	return err
+}
+
+// flushLocked sends the batch, with s.mu held. gRPC may still read a
+// message after Send returns, so the next batch is a new one.
+func (s *streamSink) flushLocked() error {
+	if s.batch == nil || len(s.batch.Items) == 0 {
+		return nil
+	}
+	s.timer.Stop()
+	msg := &pb.DiscoverResponse{Item: &pb.DiscoverResponse_Batch{Batch: s.batch}}
+	s.batch, s.size = &pb.Batch{Items: make([]*pb.DiscoverResponse, 0, len(s.batch.Items))}, 0
+	s.err = s.stream.Send(msg)
+	return s.err
 }

@@ -376,7 +376,11 @@ type DiscoverRequest struct {
 	// uses one instead of calling HostFS when it makes exactly that call again
 	// (same op, path and, for a read, cap); it asks the host for anything else.
 	// A host may send none, or only some, of what was asked last time.
-	Prefetch      []*Prefetched `protobuf:"bytes,8,rep,name=prefetch,proto3" json:"prefetch,omitempty"`
+	Prefetch []*Prefetched `protobuf:"bytes,8,rep,name=prefetch,proto3" json:"prefetch,omitempty"`
+	// The host accepts DiscoverResponse.batch. A provider may then send many
+	// findings in one message, which costs both processes far less than a
+	// message each; a host that does not set it gets one finding per message.
+	AcceptBatches bool `protobuf:"varint,9,opt,name=accept_batches,json=acceptBatches,proto3" json:"accept_batches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -465,6 +469,13 @@ func (x *DiscoverRequest) GetPrefetch() []*Prefetched {
 		return x.Prefetch
 	}
 	return nil
+}
+
+func (x *DiscoverRequest) GetAcceptBatches() bool {
+	if x != nil {
+		return x.AcceptBatches
+	}
+	return false
 }
 
 // Prefetched is one HostFS call's answer, sent ahead of the call.
@@ -588,6 +599,7 @@ type DiscoverResponse struct {
 	//
 	//	*DiscoverResponse_Rule
 	//	*DiscoverResponse_Warning
+	//	*DiscoverResponse_Batch
 	Item          isDiscoverResponse_Item `protobuf_oneof:"item"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -648,6 +660,15 @@ func (x *DiscoverResponse) GetWarning() *Warning {
 	return nil
 }
 
+func (x *DiscoverResponse) GetBatch() *Batch {
+	if x != nil {
+		if x, ok := x.Item.(*DiscoverResponse_Batch); ok {
+			return x.Batch
+		}
+	}
+	return nil
+}
+
 type isDiscoverResponse_Item interface {
 	isDiscoverResponse_Item()
 }
@@ -660,9 +681,63 @@ type DiscoverResponse_Warning struct {
 	Warning *Warning `protobuf:"bytes,2,opt,name=warning,proto3,oneof"`
 }
 
+type DiscoverResponse_Batch struct {
+	// Findings in the order the provider made them, only to a host that set
+	// DiscoverRequest.accept_batches. An item of a batch is a rule or a
+	// warning, never another batch; the whole message stays within the
+	// host's limit for one message.
+	Batch *Batch `protobuf:"bytes,3,opt,name=batch,proto3,oneof"`
+}
+
 func (*DiscoverResponse_Rule) isDiscoverResponse_Item() {}
 
 func (*DiscoverResponse_Warning) isDiscoverResponse_Item() {}
+
+func (*DiscoverResponse_Batch) isDiscoverResponse_Item() {}
+
+type Batch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*DiscoverResponse    `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Batch) Reset() {
+	*x = Batch{}
+	mi := &file_provider_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Batch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Batch) ProtoMessage() {}
+
+func (x *Batch) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Batch.ProtoReflect.Descriptor instead.
+func (*Batch) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Batch) GetItems() []*DiscoverResponse {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
 
 type Rule struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -690,7 +765,7 @@ type Rule struct {
 
 func (x *Rule) Reset() {
 	*x = Rule{}
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +777,7 @@ func (x *Rule) String() string {
 func (*Rule) ProtoMessage() {}
 
 func (x *Rule) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +790,7 @@ func (x *Rule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rule.ProtoReflect.Descriptor instead.
 func (*Rule) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5}
+	return file_provider_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Rule) GetName() string {
@@ -805,7 +880,7 @@ type Warning struct {
 
 func (x *Warning) Reset() {
 	*x = Warning{}
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -817,7 +892,7 @@ func (x *Warning) String() string {
 func (*Warning) ProtoMessage() {}
 
 func (x *Warning) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -830,7 +905,7 @@ func (x *Warning) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Warning.ProtoReflect.Descriptor instead.
 func (*Warning) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6}
+	return file_provider_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Warning) GetPath() string {
@@ -856,7 +931,7 @@ type PathRequest struct {
 
 func (x *PathRequest) Reset() {
 	*x = PathRequest{}
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -868,7 +943,7 @@ func (x *PathRequest) String() string {
 func (*PathRequest) ProtoMessage() {}
 
 func (x *PathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -881,7 +956,7 @@ func (x *PathRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PathRequest.ProtoReflect.Descriptor instead.
 func (*PathRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7}
+	return file_provider_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PathRequest) GetPath() string {
@@ -907,7 +982,7 @@ type FileInfo struct {
 
 func (x *FileInfo) Reset() {
 	*x = FileInfo{}
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +994,7 @@ func (x *FileInfo) String() string {
 func (*FileInfo) ProtoMessage() {}
 
 func (x *FileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1007,7 @@ func (x *FileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
 func (*FileInfo) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8}
+	return file_provider_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FileInfo) GetName() string {
@@ -1000,7 +1075,7 @@ type StatResponse struct {
 
 func (x *StatResponse) Reset() {
 	*x = StatResponse{}
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1087,7 @@ func (x *StatResponse) String() string {
 func (*StatResponse) ProtoMessage() {}
 
 func (x *StatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1100,7 @@ func (x *StatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatResponse.ProtoReflect.Descriptor instead.
 func (*StatResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9}
+	return file_provider_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StatResponse) GetInfo() *FileInfo {
@@ -1044,7 +1119,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1056,7 +1131,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1069,7 +1144,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10}
+	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ResolveResponse) GetPath() string {
@@ -1089,7 +1164,7 @@ type DirEntry struct {
 
 func (x *DirEntry) Reset() {
 	*x = DirEntry{}
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1101,7 +1176,7 @@ func (x *DirEntry) String() string {
 func (*DirEntry) ProtoMessage() {}
 
 func (x *DirEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1114,7 +1189,7 @@ func (x *DirEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirEntry.ProtoReflect.Descriptor instead.
 func (*DirEntry) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11}
+	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DirEntry) GetName() string {
@@ -1140,7 +1215,7 @@ type ReadDirResponse struct {
 
 func (x *ReadDirResponse) Reset() {
 	*x = ReadDirResponse{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1152,7 +1227,7 @@ func (x *ReadDirResponse) String() string {
 func (*ReadDirResponse) ProtoMessage() {}
 
 func (x *ReadDirResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1240,7 @@ func (x *ReadDirResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadDirResponse.ProtoReflect.Descriptor instead.
 func (*ReadDirResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReadDirResponse) GetEntries() []*DirEntry {
@@ -1185,7 +1260,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1272,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1285,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReadFileRequest) GetPath() string {
@@ -1236,7 +1311,7 @@ type ReadFileResponse struct {
 
 func (x *ReadFileResponse) Reset() {
 	*x = ReadFileResponse{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1323,7 @@ func (x *ReadFileResponse) String() string {
 func (*ReadFileResponse) ProtoMessage() {}
 
 func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1336,7 @@ func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileResponse.ProtoReflect.Descriptor instead.
 func (*ReadFileResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReadFileResponse) GetData() []byte {
@@ -1281,7 +1356,7 @@ type ReadFilesRequest struct {
 
 func (x *ReadFilesRequest) Reset() {
 	*x = ReadFilesRequest{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1293,7 +1368,7 @@ func (x *ReadFilesRequest) String() string {
 func (*ReadFilesRequest) ProtoMessage() {}
 
 func (x *ReadFilesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1306,7 +1381,7 @@ func (x *ReadFilesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFilesRequest.ProtoReflect.Descriptor instead.
 func (*ReadFilesRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15}
+	return file_provider_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReadFilesRequest) GetPaths() []string {
@@ -1335,7 +1410,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1347,7 +1422,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1360,7 +1435,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16}
+	return file_provider_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Error) GetKind() ErrorKind {
@@ -1388,7 +1463,7 @@ type FileContent struct {
 
 func (x *FileContent) Reset() {
 	*x = FileContent{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1400,7 +1475,7 @@ func (x *FileContent) String() string {
 func (*FileContent) ProtoMessage() {}
 
 func (x *FileContent) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1413,7 +1488,7 @@ func (x *FileContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileContent.ProtoReflect.Descriptor instead.
 func (*FileContent) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{17}
+	return file_provider_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *FileContent) GetPath() string {
@@ -1447,7 +1522,7 @@ const file_provider_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
 	"\bpriority\x18\x03 \x01(\x05R\bpriority\x12\"\n" +
-	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"\xae\x02\n" +
+	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"\xd5\x02\n" +
 	"\x0fDiscoverRequest\x12\x10\n" +
 	"\x03cwd\x18\x01 \x01(\tR\x03cwd\x12\x12\n" +
 	"\x04home\x18\x02 \x01(\tR\x04home\x12%\n" +
@@ -1459,7 +1534,8 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"extra_dirs\x18\x06 \x03(\tR\textraDirs\x12$\n" +
 	"\x0emax_rule_bytes\x18\a \x01(\x03R\fmaxRuleBytes\x12>\n" +
-	"\bprefetch\x18\b \x03(\v2\".rulebroker.provider.v1.PrefetchedR\bprefetch\"\xc3\x03\n" +
+	"\bprefetch\x18\b \x03(\v2\".rulebroker.provider.v1.PrefetchedR\bprefetch\x12%\n" +
+	"\x0eaccept_batches\x18\t \x01(\bR\racceptBatches\"\xc3\x03\n" +
 	"\n" +
 	"Prefetched\x125\n" +
 	"\x02op\x18\x01 \x01(\x0e2%.rulebroker.provider.v1.Prefetched.OpR\x02op\x12\x12\n" +
@@ -1477,11 +1553,14 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"OP_RESOLVE\x10\x02\x12\x0f\n" +
 	"\vOP_READ_DIR\x10\x03\x12\x10\n" +
-	"\fOP_READ_FILE\x10\x04\"\x8b\x01\n" +
+	"\fOP_READ_FILE\x10\x04\"\xc2\x01\n" +
 	"\x10DiscoverResponse\x122\n" +
 	"\x04rule\x18\x01 \x01(\v2\x1c.rulebroker.provider.v1.RuleH\x00R\x04rule\x12;\n" +
-	"\awarning\x18\x02 \x01(\v2\x1f.rulebroker.provider.v1.WarningH\x00R\awarningB\x06\n" +
-	"\x04item\"\xe0\x02\n" +
+	"\awarning\x18\x02 \x01(\v2\x1f.rulebroker.provider.v1.WarningH\x00R\awarning\x125\n" +
+	"\x05batch\x18\x03 \x01(\v2\x1d.rulebroker.provider.v1.BatchH\x00R\x05batchB\x06\n" +
+	"\x04item\"G\n" +
+	"\x05Batch\x12>\n" +
+	"\x05items\x18\x01 \x03(\v2(.rulebroker.provider.v1.DiscoverResponseR\x05items\"\xe0\x02\n" +
 	"\x04Rule\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
@@ -1577,7 +1656,7 @@ func file_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_provider_proto_goTypes = []any{
 	(Level)(0),               // 0: rulebroker.provider.v1.Level
 	(FileType)(0),            // 1: rulebroker.provider.v1.FileType
@@ -1588,54 +1667,57 @@ var file_provider_proto_goTypes = []any{
 	(*DiscoverRequest)(nil),  // 6: rulebroker.provider.v1.DiscoverRequest
 	(*Prefetched)(nil),       // 7: rulebroker.provider.v1.Prefetched
 	(*DiscoverResponse)(nil), // 8: rulebroker.provider.v1.DiscoverResponse
-	(*Rule)(nil),             // 9: rulebroker.provider.v1.Rule
-	(*Warning)(nil),          // 10: rulebroker.provider.v1.Warning
-	(*PathRequest)(nil),      // 11: rulebroker.provider.v1.PathRequest
-	(*FileInfo)(nil),         // 12: rulebroker.provider.v1.FileInfo
-	(*StatResponse)(nil),     // 13: rulebroker.provider.v1.StatResponse
-	(*ResolveResponse)(nil),  // 14: rulebroker.provider.v1.ResolveResponse
-	(*DirEntry)(nil),         // 15: rulebroker.provider.v1.DirEntry
-	(*ReadDirResponse)(nil),  // 16: rulebroker.provider.v1.ReadDirResponse
-	(*ReadFileRequest)(nil),  // 17: rulebroker.provider.v1.ReadFileRequest
-	(*ReadFileResponse)(nil), // 18: rulebroker.provider.v1.ReadFileResponse
-	(*ReadFilesRequest)(nil), // 19: rulebroker.provider.v1.ReadFilesRequest
-	(*Error)(nil),            // 20: rulebroker.provider.v1.Error
-	(*FileContent)(nil),      // 21: rulebroker.provider.v1.FileContent
+	(*Batch)(nil),            // 9: rulebroker.provider.v1.Batch
+	(*Rule)(nil),             // 10: rulebroker.provider.v1.Rule
+	(*Warning)(nil),          // 11: rulebroker.provider.v1.Warning
+	(*PathRequest)(nil),      // 12: rulebroker.provider.v1.PathRequest
+	(*FileInfo)(nil),         // 13: rulebroker.provider.v1.FileInfo
+	(*StatResponse)(nil),     // 14: rulebroker.provider.v1.StatResponse
+	(*ResolveResponse)(nil),  // 15: rulebroker.provider.v1.ResolveResponse
+	(*DirEntry)(nil),         // 16: rulebroker.provider.v1.DirEntry
+	(*ReadDirResponse)(nil),  // 17: rulebroker.provider.v1.ReadDirResponse
+	(*ReadFileRequest)(nil),  // 18: rulebroker.provider.v1.ReadFileRequest
+	(*ReadFileResponse)(nil), // 19: rulebroker.provider.v1.ReadFileResponse
+	(*ReadFilesRequest)(nil), // 20: rulebroker.provider.v1.ReadFilesRequest
+	(*Error)(nil),            // 21: rulebroker.provider.v1.Error
+	(*FileContent)(nil),      // 22: rulebroker.provider.v1.FileContent
 }
 var file_provider_proto_depIdxs = []int32{
 	7,  // 0: rulebroker.provider.v1.DiscoverRequest.prefetch:type_name -> rulebroker.provider.v1.Prefetched
 	3,  // 1: rulebroker.provider.v1.Prefetched.op:type_name -> rulebroker.provider.v1.Prefetched.Op
-	12, // 2: rulebroker.provider.v1.Prefetched.info:type_name -> rulebroker.provider.v1.FileInfo
-	15, // 3: rulebroker.provider.v1.Prefetched.entries:type_name -> rulebroker.provider.v1.DirEntry
-	20, // 4: rulebroker.provider.v1.Prefetched.error:type_name -> rulebroker.provider.v1.Error
-	9,  // 5: rulebroker.provider.v1.DiscoverResponse.rule:type_name -> rulebroker.provider.v1.Rule
-	10, // 6: rulebroker.provider.v1.DiscoverResponse.warning:type_name -> rulebroker.provider.v1.Warning
-	0,  // 7: rulebroker.provider.v1.Rule.level:type_name -> rulebroker.provider.v1.Level
-	1,  // 8: rulebroker.provider.v1.FileInfo.type:type_name -> rulebroker.provider.v1.FileType
-	12, // 9: rulebroker.provider.v1.StatResponse.info:type_name -> rulebroker.provider.v1.FileInfo
-	1,  // 10: rulebroker.provider.v1.DirEntry.type:type_name -> rulebroker.provider.v1.FileType
-	15, // 11: rulebroker.provider.v1.ReadDirResponse.entries:type_name -> rulebroker.provider.v1.DirEntry
-	2,  // 12: rulebroker.provider.v1.Error.kind:type_name -> rulebroker.provider.v1.ErrorKind
-	20, // 13: rulebroker.provider.v1.FileContent.error:type_name -> rulebroker.provider.v1.Error
-	4,  // 14: rulebroker.provider.v1.Provider.Describe:input_type -> rulebroker.provider.v1.DescribeRequest
-	6,  // 15: rulebroker.provider.v1.Provider.Discover:input_type -> rulebroker.provider.v1.DiscoverRequest
-	11, // 16: rulebroker.provider.v1.HostFS.Stat:input_type -> rulebroker.provider.v1.PathRequest
-	11, // 17: rulebroker.provider.v1.HostFS.Resolve:input_type -> rulebroker.provider.v1.PathRequest
-	11, // 18: rulebroker.provider.v1.HostFS.ReadDir:input_type -> rulebroker.provider.v1.PathRequest
-	17, // 19: rulebroker.provider.v1.HostFS.ReadFile:input_type -> rulebroker.provider.v1.ReadFileRequest
-	19, // 20: rulebroker.provider.v1.HostFS.ReadFiles:input_type -> rulebroker.provider.v1.ReadFilesRequest
-	5,  // 21: rulebroker.provider.v1.Provider.Describe:output_type -> rulebroker.provider.v1.DescribeResponse
-	8,  // 22: rulebroker.provider.v1.Provider.Discover:output_type -> rulebroker.provider.v1.DiscoverResponse
-	13, // 23: rulebroker.provider.v1.HostFS.Stat:output_type -> rulebroker.provider.v1.StatResponse
-	14, // 24: rulebroker.provider.v1.HostFS.Resolve:output_type -> rulebroker.provider.v1.ResolveResponse
-	16, // 25: rulebroker.provider.v1.HostFS.ReadDir:output_type -> rulebroker.provider.v1.ReadDirResponse
-	18, // 26: rulebroker.provider.v1.HostFS.ReadFile:output_type -> rulebroker.provider.v1.ReadFileResponse
-	21, // 27: rulebroker.provider.v1.HostFS.ReadFiles:output_type -> rulebroker.provider.v1.FileContent
-	21, // [21:28] is the sub-list for method output_type
-	14, // [14:21] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	13, // 2: rulebroker.provider.v1.Prefetched.info:type_name -> rulebroker.provider.v1.FileInfo
+	16, // 3: rulebroker.provider.v1.Prefetched.entries:type_name -> rulebroker.provider.v1.DirEntry
+	21, // 4: rulebroker.provider.v1.Prefetched.error:type_name -> rulebroker.provider.v1.Error
+	10, // 5: rulebroker.provider.v1.DiscoverResponse.rule:type_name -> rulebroker.provider.v1.Rule
+	11, // 6: rulebroker.provider.v1.DiscoverResponse.warning:type_name -> rulebroker.provider.v1.Warning
+	9,  // 7: rulebroker.provider.v1.DiscoverResponse.batch:type_name -> rulebroker.provider.v1.Batch
+	8,  // 8: rulebroker.provider.v1.Batch.items:type_name -> rulebroker.provider.v1.DiscoverResponse
+	0,  // 9: rulebroker.provider.v1.Rule.level:type_name -> rulebroker.provider.v1.Level
+	1,  // 10: rulebroker.provider.v1.FileInfo.type:type_name -> rulebroker.provider.v1.FileType
+	13, // 11: rulebroker.provider.v1.StatResponse.info:type_name -> rulebroker.provider.v1.FileInfo
+	1,  // 12: rulebroker.provider.v1.DirEntry.type:type_name -> rulebroker.provider.v1.FileType
+	16, // 13: rulebroker.provider.v1.ReadDirResponse.entries:type_name -> rulebroker.provider.v1.DirEntry
+	2,  // 14: rulebroker.provider.v1.Error.kind:type_name -> rulebroker.provider.v1.ErrorKind
+	21, // 15: rulebroker.provider.v1.FileContent.error:type_name -> rulebroker.provider.v1.Error
+	4,  // 16: rulebroker.provider.v1.Provider.Describe:input_type -> rulebroker.provider.v1.DescribeRequest
+	6,  // 17: rulebroker.provider.v1.Provider.Discover:input_type -> rulebroker.provider.v1.DiscoverRequest
+	12, // 18: rulebroker.provider.v1.HostFS.Stat:input_type -> rulebroker.provider.v1.PathRequest
+	12, // 19: rulebroker.provider.v1.HostFS.Resolve:input_type -> rulebroker.provider.v1.PathRequest
+	12, // 20: rulebroker.provider.v1.HostFS.ReadDir:input_type -> rulebroker.provider.v1.PathRequest
+	18, // 21: rulebroker.provider.v1.HostFS.ReadFile:input_type -> rulebroker.provider.v1.ReadFileRequest
+	20, // 22: rulebroker.provider.v1.HostFS.ReadFiles:input_type -> rulebroker.provider.v1.ReadFilesRequest
+	5,  // 23: rulebroker.provider.v1.Provider.Describe:output_type -> rulebroker.provider.v1.DescribeResponse
+	8,  // 24: rulebroker.provider.v1.Provider.Discover:output_type -> rulebroker.provider.v1.DiscoverResponse
+	14, // 25: rulebroker.provider.v1.HostFS.Stat:output_type -> rulebroker.provider.v1.StatResponse
+	15, // 26: rulebroker.provider.v1.HostFS.Resolve:output_type -> rulebroker.provider.v1.ResolveResponse
+	17, // 27: rulebroker.provider.v1.HostFS.ReadDir:output_type -> rulebroker.provider.v1.ReadDirResponse
+	19, // 28: rulebroker.provider.v1.HostFS.ReadFile:output_type -> rulebroker.provider.v1.ReadFileResponse
+	22, // 29: rulebroker.provider.v1.HostFS.ReadFiles:output_type -> rulebroker.provider.v1.FileContent
+	23, // [23:30] is the sub-list for method output_type
+	16, // [16:23] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -1646,6 +1728,7 @@ func file_provider_proto_init() {
 	file_provider_proto_msgTypes[4].OneofWrappers = []any{
 		(*DiscoverResponse_Rule)(nil),
 		(*DiscoverResponse_Warning)(nil),
+		(*DiscoverResponse_Batch)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1653,7 +1736,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
