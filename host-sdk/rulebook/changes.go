@@ -18,9 +18,10 @@ func (b *Book) Triggers() *ttsr.Set { return b.triggers }
 // description are) and attached rules (their name and globs are). It goes
 // by activation, so a native-mode rule that is always through its tool's
 // own setting (a Windsurf trigger, a Cline file) is announced as such.
-func (b *Book) visible() map[string]Entry {
-	out := map[string]Entry{}
-	for _, e := range b.entries {
+func (b *Book) visible() map[string]*Entry {
+	out := make(map[string]*Entry, len(b.entries))
+	for i := range b.entries {
+		e := &b.entries[i]
 		switch e.Activation {
 		case shared.ActivationAlways, shared.ActivationRequested, shared.ActivationAttached:
 		default:

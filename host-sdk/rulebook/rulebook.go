@@ -134,7 +134,8 @@ func New(rules []ruleset.Rule, opts ...Option) *Book {
 		b.triggers, _ = ttsr.Compile(rules)
 	}
 	b.previous = nil
-	seen := map[string]bool{}
+	b.entries = make([]Entry, 0, len(rules))
+	seen := make(map[string]bool, len(rules))
 	var dups []ruleset.Rule
 	for i, r := range rules {
 		if seen[r.Name] {

@@ -31,10 +31,10 @@ func keyOf(r Rule) ruleKey { return ruleKey{r.Provider, r.Name, r.Path} }
 // DiffRules compares two merged rule lists (shadowed rules included). Each
 // part keeps the order of the list it comes from.
 func DiffRules(old, new []Rule) Diff {
-	before := make(map[ruleKey]Rule, len(old))
-	for _, r := range old {
+	before := make(map[ruleKey]int, len(old)) // the first rule of each key in old
+	for i, r := range old {
 		if _, dup := before[keyOf(r)]; !dup {
-			before[keyOf(r)] = r
+			before[keyOf(r)] = i
 		}
 	}
 	var d Diff
@@ -45,12 +45,13 @@ func DiffRules(old, new []Rule) Diff {
 			continue
 		}
 		seen[k] = true
-		o, ok := before[k]
-		switch {
-		case !ok:
+		i, ok := before[k]
+		if !ok {
 			d.Added = append(d.Added, r)
 			continue
-		case !SameRule(o, r):
+		}
+		o := &old[i]
+		if !SameRule(*o, r) {
 			d.Changed = append(d.Changed, r)
 		}
 		switch {
