@@ -11,6 +11,7 @@ import (
 	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rulebroker/rulebroker/shared"
@@ -254,7 +255,7 @@ func TestStreamSinkSendsAWaitingBatch(t *testing.T) {
 	if err := sink.Rule(shared.Rule{Name: "last"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sink.end(); err != nil {
+	if err := sink.endWith(nil, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := sink.Rule(shared.Rule{Name: "late"}); !errors.Is(err, errDiscoveryOver) {
@@ -264,5 +265,35 @@ func TestStreamSinkSendsAWaitingBatch(t *testing.T) {
 	defer out.mu.Unlock()
 	if got := out.out.decode(t); !slices.Equal(got, findings{"warning child pid 1", "rule last"}) {
 		t.Fatalf("got %v", got)
+	}
+}
+
+// In a session, a discovery ends with a Done: the last item of its last
+// batch when the host takes batches, so a small discovery is one message;
+// a message of its own when it does not. The Done carries the discovery's
+// error as gRPC would have reported it.
+func TestStreamSinkEndsASessionDiscoveryWithDone(t *testing.T) {
+	for _, batched := range []bool{true, false} {
+		var out sent
+		sink := newStreamSink(&out, 64<<10, batched)
+		sink.delay = time.Hour
+		sink.Rule(shared.Rule{Name: "a"})
+		if err := sink.endWith(context.DeadlineExceeded, true); err != nil {
+			t.Fatalf("batched=%v: endWith returned the discovery's error in a session: %v", batched, err)
+		}
+		var last *pb.DiscoverResponse
+		switch {
+		case batched && len(out) == 1:
+			items := out[0].GetBatch().GetItems()
+			last = items[len(items)-1]
+		case !batched && len(out) == 2:
+			last = out[1]
+		default:
+			t.Fatalf("batched=%v: %d messages", batched, len(out))
+		}
+		done := last.GetDone()
+		if done == nil || codes.Code(done.GetCode()) != codes.DeadlineExceeded {
+			t.Fatalf("batched=%v: the discovery ended with %v", batched, last)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,11 @@ type providerClient struct {
 	hostFS  *hostFSService // nil until the first Discover, or once closed
 	closed  bool
 	fsConns atomic.Int64 // see Client.HostFSConnections
+
+	// sessions is set when the provider serves Session (see session.go);
+	// session is the one open, if any, guarded by fsMu.
+	sessions atomic.Bool
+	session  *discoverSession
 }
 
 func newProviderClient(c *grpc.ClientConn, broker *goplugin.GRPCBroker) *providerClient {
@@ -77,6 +83,10 @@ func (c *providerClient) closeHostFS() {
 	c.fsMu.Lock()
 	defer c.fsMu.Unlock()
 	c.closed = true
+	if c.session != nil {
+		c.session.cancel()
+		c.session = nil
+	}
 	if c.hostFS != nil {
 		c.hostFS.stop()
 		c.hostFS = nil
@@ -94,13 +104,18 @@ func (c *providerClient) Describe(ctx context.Context) (shared.ProviderInfo, err
 		Priority: int(resp.GetPriority()),
 	}
 	// A host only looks for the capabilities it knows, so the list is cut
-	// to a sane size rather than refused.
-	for _, c := range resp.GetCapabilities() {
-		if len(info.Capabilities) == maxCapabilities {
-			break
+	// to a sane size rather than refused. The wire's own is the wire's
+	// business, not the host's.
+	for _, name := range resp.GetCapabilities() {
+		if name == sessionCapability {
+			c.sessions.Store(true)
+			continue
 		}
-		if len(c) <= maxCapabilityBytes {
-			info.Capabilities = append(info.Capabilities, c)
+		if len(info.Capabilities) == maxCapabilities {
+			continue
+		}
+		if len(name) <= maxCapabilityBytes {
+			info.Capabilities = append(info.Capabilities, name)
 		}
 	}
 	return info, nil
@@ -179,11 +194,11 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 			c.dropHostFS(hostFS)
 		}
 	}()
-	ctx = withCall(ctx, strconv.FormatUint(gen, 10))
+	call := strconv.FormatUint(gen, 10)
 
 	// What does not fit is left out; the provider asks the host for it.
 	prefetch, _ := prefetchToProto(req.Prefetch, PrefetchBytes)
-	stream, err := c.client.Discover(ctx, &pb.DiscoverRequest{
+	pbReq := &pb.DiscoverRequest{
 		Cwd:            req.Cwd,
 		Home:           req.Home,
 		WorkspaceRoot:  req.WorkspaceRoot,
@@ -193,7 +208,13 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 		MaxRuleBytes:   req.MaxRuleBytes,
 		Prefetch:       prefetch,
 		AcceptBatches:  true,
-	}, callLimits(req.MaxRuleBytes)...)
+	}
+	if c.sessions.Load() {
+		pbReq.Call = call
+		return c.discoverInSession(ctx, pbReq, sink)
+	}
+	ctx = withCall(ctx, call)
+	stream, err := c.client.Discover(ctx, pbReq, callLimits(req.MaxRuleBytes)...)
 	if err != nil {
 		return callError(ctx, "discover", err)
 	}
@@ -205,18 +226,25 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 		if err != nil {
 			return callError(ctx, "discover", err)
 		}
-		if batch, ok := msg.GetItem().(*pb.DiscoverResponse_Batch); ok {
-			for _, item := range batch.Batch.GetItems() {
-				if err := deliver(item, sink); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if err := deliver(msg, sink); err != nil {
+		if err := deliverAll(msg, sink); err != nil {
 			return err
 		}
 	}
+}
+
+// deliverAll hands the findings of one message to sink: the message's one,
+// or each of its batch.
+func deliverAll(msg *pb.DiscoverResponse, sink shared.Sink) error {
+	batch, ok := msg.GetItem().(*pb.DiscoverResponse_Batch)
+	if !ok {
+		return deliver(msg, sink)
+	}
+	for _, item := range batch.Batch.GetItems() {
+		if err := deliver(item, sink); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deliver hands one finding to sink. A batch inside a batch is not one.
@@ -228,6 +256,8 @@ func deliver(msg *pb.DiscoverResponse, sink shared.Sink) error {
 		return sink.Warning(shared.Warning{Path: item.Warning.GetPath(), Message: item.Warning.GetMessage()})
 	case *pb.DiscoverResponse_Batch:
 		return sink.Warning(shared.Warning{Message: "provider sent a batch inside a batch; ignored"})
+	case *pb.DiscoverResponse_Done:
+		return sink.Warning(shared.Warning{Message: "provider sent the end of a session's discovery inside a batch or outside a session; ignored"})
 	default:
 		return sink.Warning(shared.Warning{Message: "provider sent an empty or unknown stream item; ignored"})
 	}
@@ -255,18 +285,27 @@ func (s *providerServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*
 		Name:         info.Name,
 		Version:      info.Version,
 		Priority:     int32(info.Priority),
-		Capabilities: info.Capabilities,
+		Capabilities: append(slices.Clip(info.Capabilities), sessionCapability),
 	}, nil
 }
 
 func (s *providerServer) Discover(req *pb.DiscoverRequest, stream grpc.ServerStreamingServer[pb.DiscoverResponse]) error {
+	return s.discover(stream.Context(), req, callOfDiscover(stream.Context()), stream, false)
+}
+
+// discover runs one discovery for req, whose HostFS reads go out as call
+// call, and sends its findings on stream. In a session (inSession), how the
+// discovery ended goes as a Done after the findings, and the error returned
+// is only the stream's own; otherwise the discovery's error is returned, for
+// gRPC to end the call with.
+func (s *providerServer) discover(ctx context.Context, req *pb.DiscoverRequest, call string, stream findingSender, inSession bool) error {
+	sink := newStreamSink(stream, MessageBytes(req.GetMaxRuleBytes()), req.GetAcceptBatches())
 	conn, err := s.hostFS.get(s.broker, req.GetHostFsBrokerId(), req.GetMaxRuleBytes())
 	if err != nil {
-		return fmt.Errorf("connect to the host's filesystem: %w", err)
+		return sink.endWith(fmt.Errorf("connect to the host's filesystem: %w", err), inSession)
 	}
-	fsys := &hostFSClient{client: pb.NewHostFSClient(conn), call: callOfDiscover(stream.Context())}
-	sink := newStreamSink(stream, MessageBytes(req.GetMaxRuleBytes()), req.GetAcceptBatches())
-	err = s.impl.Discover(stream.Context(), shared.DiscoverRequest{
+	fsys := &hostFSClient{client: pb.NewHostFSClient(conn), call: call}
+	err = s.impl.Discover(ctx, shared.DiscoverRequest{
 		Cwd:           req.GetCwd(),
 		Home:          req.GetHome(),
 		WorkspaceRoot: req.GetWorkspaceRoot(),
@@ -275,11 +314,7 @@ func (s *providerServer) Discover(req *pb.DiscoverRequest, stream grpc.ServerStr
 		MaxRuleBytes:  req.GetMaxRuleBytes(),
 		Prefetch:      prefetchFromProto(req.GetPrefetch()),
 	}, fsys, sink)
-	// What was found before a failure goes too, as it would unbatched.
-	if ferr := sink.end(); err == nil {
-		err = ferr
-	}
-	return err
+	return sink.endWith(err, inSession)
 }
 
 // streamSink sends the provider's findings to the host: batched when the
@@ -323,7 +358,8 @@ func newStreamSink(stream findingSender, limit int, batched bool) *streamSink {
 	return s
 }
 
-// maxWarningBytes bounds a warning's message; a longer one is cut.
+// maxWarningBytes bounds a warning's message, and a failed session
+// discovery's; a longer one is cut.
 const maxWarningBytes = 16 << 10
 
 // batchBytes is the size at which a batch is sent: large enough that a
@@ -376,6 +412,11 @@ func (s *streamSink) send(item *pb.DiscoverResponse, n int) error {
 	if s.err != nil {
 		return s.err
 	}
+	return s.sendLocked(item, n)
+}
+
+// sendLocked is send with s.mu held.
+func (s *streamSink) sendLocked(item *pb.DiscoverResponse, n int) error {
 	if s.batch == nil {
 		return s.stream.Send(item)
 	}
@@ -412,16 +453,27 @@ func (s *streamSink) flush() error {
 	return s.flushLocked()
 }
 
-// end sends what the batch holds and refuses later findings: the stream
-// must not be used once Discover returned.
-func (s *streamSink) end() error {
+// endWith ends the discovery, which ended with err: it sends what the batch
+// holds (what was found before a failure goes too, as it would unbatched)
+// and refuses later findings, since the stream must not be used for them
+// once the discovery returned. In a session it also sends the Done, in the
+// batch when there is one, and returns only the stream's error; otherwise
+// it returns err, else the stream's.
+func (s *streamSink) endWith(err error, inSession bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := s.err
-	if err == nil {
-		err = s.flushLocked()
+	sendErr := s.err
+	if sendErr == nil && inSession {
+		done := doneOf(err)
+		sendErr = s.sendLocked(done, proto.Size(done))
+	}
+	if sendErr == nil {
+		sendErr = s.flushLocked()
 	}
 	s.err = errDiscoveryOver
+	if inSession || err == nil {
+		return sendErr
+	}
 	return err
 }
 
@@ -431,7 +483,9 @@ func (s *streamSink) flushLocked() error {
 	if s.batch == nil || len(s.batch.Items) == 0 {
 		return nil
 	}
-	s.timer.Stop()
+	if s.timer != nil {
+		s.timer.Stop()
+	}
 	msg := &pb.DiscoverResponse{Item: &pb.DiscoverResponse_Batch{Batch: s.batch}}
 	s.batch, s.size = &pb.Batch{Items: make([]*pb.DiscoverResponse, 0, len(s.batch.Items))}, 0
 	s.err = s.stream.Send(msg)

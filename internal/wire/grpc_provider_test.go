@@ -166,16 +166,16 @@ func (n *names) Warning(shared.Warning) error { return nil }
 // TestHostFSRefusesAnEndedCall checks that a filesystem a plugin kept past
 // its Discover call reads nothing afterwards: neither between calls nor
 // through the next call's filesystem, while that call's own reads work.
+// It holds for discoveries on a Session as for Discover calls.
 func TestHostFSRefusesAnEndedCall(t *testing.T) {
-	k := keeper{kept: make(chan shared.HostFS), release: make(chan struct{})}
-	client, _ := goplugin.TestPluginGRPCConn(t, false, VersionedPlugins(k)[shared.ProtocolVersion])
-	t.Cleanup(func() { client.Close() })
-	raw, err := client.Dispense(shared.PluginName)
-	if err != nil {
-		t.Fatal(err)
+	for _, session := range []bool{false, true} {
+		t.Run(fmt.Sprintf("session=%v", session), func(t *testing.T) { hostFSRefusesAnEndedCall(t, session) })
 	}
-	prov := raw.(*providerClient)
-	t.Cleanup(prov.closeHostFS)
+}
+
+func hostFSRefusesAnEndedCall(t *testing.T, session bool) {
+	k := keeper{kept: make(chan shared.HostFS), release: make(chan struct{})}
+	prov := dispense(t, k, session)
 	ctx := context.Background()
 
 	var got names

@@ -381,6 +381,9 @@ type DiscoverRequest struct {
 	// findings in one message, which costs both processes far less than a
 	// message each; a host that does not set it gets one finding per message.
 	AcceptBatches bool `protobuf:"varint,9,opt,name=accept_batches,json=acceptBatches,proto3" json:"accept_batches,omitempty"`
+	// On a Session, the number of the host's HostFS call this discovery reads
+	// through; on Discover the call's metadata carries it.
+	Call          string `protobuf:"bytes,10,opt,name=call,proto3" json:"call,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -476,6 +479,13 @@ func (x *DiscoverRequest) GetAcceptBatches() bool {
 		return x.AcceptBatches
 	}
 	return false
+}
+
+func (x *DiscoverRequest) GetCall() string {
+	if x != nil {
+		return x.Call
+	}
+	return ""
 }
 
 // Prefetched is one HostFS call's answer, sent ahead of the call.
@@ -600,6 +610,7 @@ type DiscoverResponse struct {
 	//	*DiscoverResponse_Rule
 	//	*DiscoverResponse_Warning
 	//	*DiscoverResponse_Batch
+	//	*DiscoverResponse_Done
 	Item          isDiscoverResponse_Item `protobuf_oneof:"item"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -669,6 +680,15 @@ func (x *DiscoverResponse) GetBatch() *Batch {
 	return nil
 }
 
+func (x *DiscoverResponse) GetDone() *Done {
+	if x != nil {
+		if x, ok := x.Item.(*DiscoverResponse_Done); ok {
+			return x.Done
+		}
+	}
+	return nil
+}
+
 type isDiscoverResponse_Item interface {
 	isDiscoverResponse_Item()
 }
@@ -689,11 +709,72 @@ type DiscoverResponse_Batch struct {
 	Batch *Batch `protobuf:"bytes,3,opt,name=batch,proto3,oneof"`
 }
 
+type DiscoverResponse_Done struct {
+	// The end of one discovery of a Session; never sent on Discover.
+	Done *Done `protobuf:"bytes,4,opt,name=done,proto3,oneof"`
+}
+
 func (*DiscoverResponse_Rule) isDiscoverResponse_Item() {}
 
 func (*DiscoverResponse_Warning) isDiscoverResponse_Item() {}
 
 func (*DiscoverResponse_Batch) isDiscoverResponse_Item() {}
+
+func (*DiscoverResponse_Done) isDiscoverResponse_Item() {}
+
+// Done is how a discovery of a Session ended: code 0 (OK), or the gRPC
+// status code and message Discover would have ended with.
+type Done struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          uint32                 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Done) Reset() {
+	*x = Done{}
+	mi := &file_provider_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Done) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Done) ProtoMessage() {}
+
+func (x *Done) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Done.ProtoReflect.Descriptor instead.
+func (*Done) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Done) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *Done) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
 
 type Batch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -704,7 +785,7 @@ type Batch struct {
 
 func (x *Batch) Reset() {
 	*x = Batch{}
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +797,7 @@ func (x *Batch) String() string {
 func (*Batch) ProtoMessage() {}
 
 func (x *Batch) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,7 +810,7 @@ func (x *Batch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Batch.ProtoReflect.Descriptor instead.
 func (*Batch) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5}
+	return file_provider_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Batch) GetItems() []*DiscoverResponse {
@@ -765,7 +846,7 @@ type Rule struct {
 
 func (x *Rule) Reset() {
 	*x = Rule{}
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +858,7 @@ func (x *Rule) String() string {
 func (*Rule) ProtoMessage() {}
 
 func (x *Rule) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +871,7 @@ func (x *Rule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rule.ProtoReflect.Descriptor instead.
 func (*Rule) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6}
+	return file_provider_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Rule) GetName() string {
@@ -880,7 +961,7 @@ type Warning struct {
 
 func (x *Warning) Reset() {
 	*x = Warning{}
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +973,7 @@ func (x *Warning) String() string {
 func (*Warning) ProtoMessage() {}
 
 func (x *Warning) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +986,7 @@ func (x *Warning) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Warning.ProtoReflect.Descriptor instead.
 func (*Warning) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7}
+	return file_provider_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Warning) GetPath() string {
@@ -931,7 +1012,7 @@ type PathRequest struct {
 
 func (x *PathRequest) Reset() {
 	*x = PathRequest{}
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +1024,7 @@ func (x *PathRequest) String() string {
 func (*PathRequest) ProtoMessage() {}
 
 func (x *PathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +1037,7 @@ func (x *PathRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PathRequest.ProtoReflect.Descriptor instead.
 func (*PathRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8}
+	return file_provider_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PathRequest) GetPath() string {
@@ -982,7 +1063,7 @@ type FileInfo struct {
 
 func (x *FileInfo) Reset() {
 	*x = FileInfo{}
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1075,7 @@ func (x *FileInfo) String() string {
 func (*FileInfo) ProtoMessage() {}
 
 func (x *FileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1088,7 @@ func (x *FileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
 func (*FileInfo) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9}
+	return file_provider_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FileInfo) GetName() string {
@@ -1075,7 +1156,7 @@ type StatResponse struct {
 
 func (x *StatResponse) Reset() {
 	*x = StatResponse{}
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1168,7 @@ func (x *StatResponse) String() string {
 func (*StatResponse) ProtoMessage() {}
 
 func (x *StatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1181,7 @@ func (x *StatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatResponse.ProtoReflect.Descriptor instead.
 func (*StatResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10}
+	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StatResponse) GetInfo() *FileInfo {
@@ -1119,7 +1200,7 @@ type ResolveResponse struct {
 
 func (x *ResolveResponse) Reset() {
 	*x = ResolveResponse{}
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1131,7 +1212,7 @@ func (x *ResolveResponse) String() string {
 func (*ResolveResponse) ProtoMessage() {}
 
 func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1144,7 +1225,7 @@ func (x *ResolveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveResponse.ProtoReflect.Descriptor instead.
 func (*ResolveResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11}
+	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ResolveResponse) GetPath() string {
@@ -1164,7 +1245,7 @@ type DirEntry struct {
 
 func (x *DirEntry) Reset() {
 	*x = DirEntry{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1176,7 +1257,7 @@ func (x *DirEntry) String() string {
 func (*DirEntry) ProtoMessage() {}
 
 func (x *DirEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1189,7 +1270,7 @@ func (x *DirEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirEntry.ProtoReflect.Descriptor instead.
 func (*DirEntry) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DirEntry) GetName() string {
@@ -1215,7 +1296,7 @@ type ReadDirResponse struct {
 
 func (x *ReadDirResponse) Reset() {
 	*x = ReadDirResponse{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1308,7 @@ func (x *ReadDirResponse) String() string {
 func (*ReadDirResponse) ProtoMessage() {}
 
 func (x *ReadDirResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1321,7 @@ func (x *ReadDirResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadDirResponse.ProtoReflect.Descriptor instead.
 func (*ReadDirResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReadDirResponse) GetEntries() []*DirEntry {
@@ -1260,7 +1341,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1272,7 +1353,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1285,7 +1366,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReadFileRequest) GetPath() string {
@@ -1311,7 +1392,7 @@ type ReadFileResponse struct {
 
 func (x *ReadFileResponse) Reset() {
 	*x = ReadFileResponse{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1323,7 +1404,7 @@ func (x *ReadFileResponse) String() string {
 func (*ReadFileResponse) ProtoMessage() {}
 
 func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1336,7 +1417,7 @@ func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileResponse.ProtoReflect.Descriptor instead.
 func (*ReadFileResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15}
+	return file_provider_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReadFileResponse) GetData() []byte {
@@ -1356,7 +1437,7 @@ type ReadFilesRequest struct {
 
 func (x *ReadFilesRequest) Reset() {
 	*x = ReadFilesRequest{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1449,7 @@ func (x *ReadFilesRequest) String() string {
 func (*ReadFilesRequest) ProtoMessage() {}
 
 func (x *ReadFilesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1462,7 @@ func (x *ReadFilesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFilesRequest.ProtoReflect.Descriptor instead.
 func (*ReadFilesRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16}
+	return file_provider_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReadFilesRequest) GetPaths() []string {
@@ -1410,7 +1491,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1422,7 +1503,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1435,7 +1516,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{17}
+	return file_provider_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Error) GetKind() ErrorKind {
@@ -1463,7 +1544,7 @@ type FileContent struct {
 
 func (x *FileContent) Reset() {
 	*x = FileContent{}
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1475,7 +1556,7 @@ func (x *FileContent) String() string {
 func (*FileContent) ProtoMessage() {}
 
 func (x *FileContent) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1488,7 +1569,7 @@ func (x *FileContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileContent.ProtoReflect.Descriptor instead.
 func (*FileContent) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{18}
+	return file_provider_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FileContent) GetPath() string {
@@ -1522,7 +1603,7 @@ const file_provider_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
 	"\bpriority\x18\x03 \x01(\x05R\bpriority\x12\"\n" +
-	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"\xd5\x02\n" +
+	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"\xe9\x02\n" +
 	"\x0fDiscoverRequest\x12\x10\n" +
 	"\x03cwd\x18\x01 \x01(\tR\x03cwd\x12\x12\n" +
 	"\x04home\x18\x02 \x01(\tR\x04home\x12%\n" +
@@ -1535,7 +1616,9 @@ const file_provider_proto_rawDesc = "" +
 	"extra_dirs\x18\x06 \x03(\tR\textraDirs\x12$\n" +
 	"\x0emax_rule_bytes\x18\a \x01(\x03R\fmaxRuleBytes\x12>\n" +
 	"\bprefetch\x18\b \x03(\v2\".rulebroker.provider.v1.PrefetchedR\bprefetch\x12%\n" +
-	"\x0eaccept_batches\x18\t \x01(\bR\racceptBatches\"\xc3\x03\n" +
+	"\x0eaccept_batches\x18\t \x01(\bR\racceptBatches\x12\x12\n" +
+	"\x04call\x18\n" +
+	" \x01(\tR\x04call\"\xc3\x03\n" +
 	"\n" +
 	"Prefetched\x125\n" +
 	"\x02op\x18\x01 \x01(\x0e2%.rulebroker.provider.v1.Prefetched.OpR\x02op\x12\x12\n" +
@@ -1553,12 +1636,16 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"OP_RESOLVE\x10\x02\x12\x0f\n" +
 	"\vOP_READ_DIR\x10\x03\x12\x10\n" +
-	"\fOP_READ_FILE\x10\x04\"\xc2\x01\n" +
+	"\fOP_READ_FILE\x10\x04\"\xf6\x01\n" +
 	"\x10DiscoverResponse\x122\n" +
 	"\x04rule\x18\x01 \x01(\v2\x1c.rulebroker.provider.v1.RuleH\x00R\x04rule\x12;\n" +
 	"\awarning\x18\x02 \x01(\v2\x1f.rulebroker.provider.v1.WarningH\x00R\awarning\x125\n" +
-	"\x05batch\x18\x03 \x01(\v2\x1d.rulebroker.provider.v1.BatchH\x00R\x05batchB\x06\n" +
-	"\x04item\"G\n" +
+	"\x05batch\x18\x03 \x01(\v2\x1d.rulebroker.provider.v1.BatchH\x00R\x05batch\x122\n" +
+	"\x04done\x18\x04 \x01(\v2\x1c.rulebroker.provider.v1.DoneH\x00R\x04doneB\x06\n" +
+	"\x04item\"4\n" +
+	"\x04Done\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"G\n" +
 	"\x05Batch\x12>\n" +
 	"\x05items\x18\x01 \x03(\v2(.rulebroker.provider.v1.DiscoverResponseR\x05items\"\xe0\x02\n" +
 	"\x04Rule\x12\x12\n" +
@@ -1632,10 +1719,11 @@ const file_provider_proto_rawDesc = "" +
 	"\x12ERROR_KIND_NOT_DIR\x10\x03\x12\x18\n" +
 	"\x14ERROR_KIND_TOO_LARGE\x10\x04\x12\x14\n" +
 	"\x10ERROR_KIND_OTHER\x10\x05\x12\x16\n" +
-	"\x12ERROR_KIND_REFUSED\x10\x062\xca\x01\n" +
+	"\x12ERROR_KIND_REFUSED\x10\x062\xac\x02\n" +
 	"\bProvider\x12]\n" +
 	"\bDescribe\x12'.rulebroker.provider.v1.DescribeRequest\x1a(.rulebroker.provider.v1.DescribeResponse\x12_\n" +
-	"\bDiscover\x12'.rulebroker.provider.v1.DiscoverRequest\x1a(.rulebroker.provider.v1.DiscoverResponse0\x012\xca\x03\n" +
+	"\bDiscover\x12'.rulebroker.provider.v1.DiscoverRequest\x1a(.rulebroker.provider.v1.DiscoverResponse0\x01\x12`\n" +
+	"\aSession\x12'.rulebroker.provider.v1.DiscoverRequest\x1a(.rulebroker.provider.v1.DiscoverResponse(\x010\x012\xca\x03\n" +
 	"\x06HostFS\x12Q\n" +
 	"\x04Stat\x12#.rulebroker.provider.v1.PathRequest\x1a$.rulebroker.provider.v1.StatResponse\x12W\n" +
 	"\aResolve\x12#.rulebroker.provider.v1.PathRequest\x1a'.rulebroker.provider.v1.ResolveResponse\x12W\n" +
@@ -1656,7 +1744,7 @@ func file_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_provider_proto_goTypes = []any{
 	(Level)(0),               // 0: rulebroker.provider.v1.Level
 	(FileType)(0),            // 1: rulebroker.provider.v1.FileType
@@ -1667,57 +1755,61 @@ var file_provider_proto_goTypes = []any{
 	(*DiscoverRequest)(nil),  // 6: rulebroker.provider.v1.DiscoverRequest
 	(*Prefetched)(nil),       // 7: rulebroker.provider.v1.Prefetched
 	(*DiscoverResponse)(nil), // 8: rulebroker.provider.v1.DiscoverResponse
-	(*Batch)(nil),            // 9: rulebroker.provider.v1.Batch
-	(*Rule)(nil),             // 10: rulebroker.provider.v1.Rule
-	(*Warning)(nil),          // 11: rulebroker.provider.v1.Warning
-	(*PathRequest)(nil),      // 12: rulebroker.provider.v1.PathRequest
-	(*FileInfo)(nil),         // 13: rulebroker.provider.v1.FileInfo
-	(*StatResponse)(nil),     // 14: rulebroker.provider.v1.StatResponse
-	(*ResolveResponse)(nil),  // 15: rulebroker.provider.v1.ResolveResponse
-	(*DirEntry)(nil),         // 16: rulebroker.provider.v1.DirEntry
-	(*ReadDirResponse)(nil),  // 17: rulebroker.provider.v1.ReadDirResponse
-	(*ReadFileRequest)(nil),  // 18: rulebroker.provider.v1.ReadFileRequest
-	(*ReadFileResponse)(nil), // 19: rulebroker.provider.v1.ReadFileResponse
-	(*ReadFilesRequest)(nil), // 20: rulebroker.provider.v1.ReadFilesRequest
-	(*Error)(nil),            // 21: rulebroker.provider.v1.Error
-	(*FileContent)(nil),      // 22: rulebroker.provider.v1.FileContent
+	(*Done)(nil),             // 9: rulebroker.provider.v1.Done
+	(*Batch)(nil),            // 10: rulebroker.provider.v1.Batch
+	(*Rule)(nil),             // 11: rulebroker.provider.v1.Rule
+	(*Warning)(nil),          // 12: rulebroker.provider.v1.Warning
+	(*PathRequest)(nil),      // 13: rulebroker.provider.v1.PathRequest
+	(*FileInfo)(nil),         // 14: rulebroker.provider.v1.FileInfo
+	(*StatResponse)(nil),     // 15: rulebroker.provider.v1.StatResponse
+	(*ResolveResponse)(nil),  // 16: rulebroker.provider.v1.ResolveResponse
+	(*DirEntry)(nil),         // 17: rulebroker.provider.v1.DirEntry
+	(*ReadDirResponse)(nil),  // 18: rulebroker.provider.v1.ReadDirResponse
+	(*ReadFileRequest)(nil),  // 19: rulebroker.provider.v1.ReadFileRequest
+	(*ReadFileResponse)(nil), // 20: rulebroker.provider.v1.ReadFileResponse
+	(*ReadFilesRequest)(nil), // 21: rulebroker.provider.v1.ReadFilesRequest
+	(*Error)(nil),            // 22: rulebroker.provider.v1.Error
+	(*FileContent)(nil),      // 23: rulebroker.provider.v1.FileContent
 }
 var file_provider_proto_depIdxs = []int32{
 	7,  // 0: rulebroker.provider.v1.DiscoverRequest.prefetch:type_name -> rulebroker.provider.v1.Prefetched
 	3,  // 1: rulebroker.provider.v1.Prefetched.op:type_name -> rulebroker.provider.v1.Prefetched.Op
-	13, // 2: rulebroker.provider.v1.Prefetched.info:type_name -> rulebroker.provider.v1.FileInfo
-	16, // 3: rulebroker.provider.v1.Prefetched.entries:type_name -> rulebroker.provider.v1.DirEntry
-	21, // 4: rulebroker.provider.v1.Prefetched.error:type_name -> rulebroker.provider.v1.Error
-	10, // 5: rulebroker.provider.v1.DiscoverResponse.rule:type_name -> rulebroker.provider.v1.Rule
-	11, // 6: rulebroker.provider.v1.DiscoverResponse.warning:type_name -> rulebroker.provider.v1.Warning
-	9,  // 7: rulebroker.provider.v1.DiscoverResponse.batch:type_name -> rulebroker.provider.v1.Batch
-	8,  // 8: rulebroker.provider.v1.Batch.items:type_name -> rulebroker.provider.v1.DiscoverResponse
-	0,  // 9: rulebroker.provider.v1.Rule.level:type_name -> rulebroker.provider.v1.Level
-	1,  // 10: rulebroker.provider.v1.FileInfo.type:type_name -> rulebroker.provider.v1.FileType
-	13, // 11: rulebroker.provider.v1.StatResponse.info:type_name -> rulebroker.provider.v1.FileInfo
-	1,  // 12: rulebroker.provider.v1.DirEntry.type:type_name -> rulebroker.provider.v1.FileType
-	16, // 13: rulebroker.provider.v1.ReadDirResponse.entries:type_name -> rulebroker.provider.v1.DirEntry
-	2,  // 14: rulebroker.provider.v1.Error.kind:type_name -> rulebroker.provider.v1.ErrorKind
-	21, // 15: rulebroker.provider.v1.FileContent.error:type_name -> rulebroker.provider.v1.Error
-	4,  // 16: rulebroker.provider.v1.Provider.Describe:input_type -> rulebroker.provider.v1.DescribeRequest
-	6,  // 17: rulebroker.provider.v1.Provider.Discover:input_type -> rulebroker.provider.v1.DiscoverRequest
-	12, // 18: rulebroker.provider.v1.HostFS.Stat:input_type -> rulebroker.provider.v1.PathRequest
-	12, // 19: rulebroker.provider.v1.HostFS.Resolve:input_type -> rulebroker.provider.v1.PathRequest
-	12, // 20: rulebroker.provider.v1.HostFS.ReadDir:input_type -> rulebroker.provider.v1.PathRequest
-	18, // 21: rulebroker.provider.v1.HostFS.ReadFile:input_type -> rulebroker.provider.v1.ReadFileRequest
-	20, // 22: rulebroker.provider.v1.HostFS.ReadFiles:input_type -> rulebroker.provider.v1.ReadFilesRequest
-	5,  // 23: rulebroker.provider.v1.Provider.Describe:output_type -> rulebroker.provider.v1.DescribeResponse
-	8,  // 24: rulebroker.provider.v1.Provider.Discover:output_type -> rulebroker.provider.v1.DiscoverResponse
-	14, // 25: rulebroker.provider.v1.HostFS.Stat:output_type -> rulebroker.provider.v1.StatResponse
-	15, // 26: rulebroker.provider.v1.HostFS.Resolve:output_type -> rulebroker.provider.v1.ResolveResponse
-	17, // 27: rulebroker.provider.v1.HostFS.ReadDir:output_type -> rulebroker.provider.v1.ReadDirResponse
-	19, // 28: rulebroker.provider.v1.HostFS.ReadFile:output_type -> rulebroker.provider.v1.ReadFileResponse
-	22, // 29: rulebroker.provider.v1.HostFS.ReadFiles:output_type -> rulebroker.provider.v1.FileContent
-	23, // [23:30] is the sub-list for method output_type
-	16, // [16:23] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	14, // 2: rulebroker.provider.v1.Prefetched.info:type_name -> rulebroker.provider.v1.FileInfo
+	17, // 3: rulebroker.provider.v1.Prefetched.entries:type_name -> rulebroker.provider.v1.DirEntry
+	22, // 4: rulebroker.provider.v1.Prefetched.error:type_name -> rulebroker.provider.v1.Error
+	11, // 5: rulebroker.provider.v1.DiscoverResponse.rule:type_name -> rulebroker.provider.v1.Rule
+	12, // 6: rulebroker.provider.v1.DiscoverResponse.warning:type_name -> rulebroker.provider.v1.Warning
+	10, // 7: rulebroker.provider.v1.DiscoverResponse.batch:type_name -> rulebroker.provider.v1.Batch
+	9,  // 8: rulebroker.provider.v1.DiscoverResponse.done:type_name -> rulebroker.provider.v1.Done
+	8,  // 9: rulebroker.provider.v1.Batch.items:type_name -> rulebroker.provider.v1.DiscoverResponse
+	0,  // 10: rulebroker.provider.v1.Rule.level:type_name -> rulebroker.provider.v1.Level
+	1,  // 11: rulebroker.provider.v1.FileInfo.type:type_name -> rulebroker.provider.v1.FileType
+	14, // 12: rulebroker.provider.v1.StatResponse.info:type_name -> rulebroker.provider.v1.FileInfo
+	1,  // 13: rulebroker.provider.v1.DirEntry.type:type_name -> rulebroker.provider.v1.FileType
+	17, // 14: rulebroker.provider.v1.ReadDirResponse.entries:type_name -> rulebroker.provider.v1.DirEntry
+	2,  // 15: rulebroker.provider.v1.Error.kind:type_name -> rulebroker.provider.v1.ErrorKind
+	22, // 16: rulebroker.provider.v1.FileContent.error:type_name -> rulebroker.provider.v1.Error
+	4,  // 17: rulebroker.provider.v1.Provider.Describe:input_type -> rulebroker.provider.v1.DescribeRequest
+	6,  // 18: rulebroker.provider.v1.Provider.Discover:input_type -> rulebroker.provider.v1.DiscoverRequest
+	6,  // 19: rulebroker.provider.v1.Provider.Session:input_type -> rulebroker.provider.v1.DiscoverRequest
+	13, // 20: rulebroker.provider.v1.HostFS.Stat:input_type -> rulebroker.provider.v1.PathRequest
+	13, // 21: rulebroker.provider.v1.HostFS.Resolve:input_type -> rulebroker.provider.v1.PathRequest
+	13, // 22: rulebroker.provider.v1.HostFS.ReadDir:input_type -> rulebroker.provider.v1.PathRequest
+	19, // 23: rulebroker.provider.v1.HostFS.ReadFile:input_type -> rulebroker.provider.v1.ReadFileRequest
+	21, // 24: rulebroker.provider.v1.HostFS.ReadFiles:input_type -> rulebroker.provider.v1.ReadFilesRequest
+	5,  // 25: rulebroker.provider.v1.Provider.Describe:output_type -> rulebroker.provider.v1.DescribeResponse
+	8,  // 26: rulebroker.provider.v1.Provider.Discover:output_type -> rulebroker.provider.v1.DiscoverResponse
+	8,  // 27: rulebroker.provider.v1.Provider.Session:output_type -> rulebroker.provider.v1.DiscoverResponse
+	15, // 28: rulebroker.provider.v1.HostFS.Stat:output_type -> rulebroker.provider.v1.StatResponse
+	16, // 29: rulebroker.provider.v1.HostFS.Resolve:output_type -> rulebroker.provider.v1.ResolveResponse
+	18, // 30: rulebroker.provider.v1.HostFS.ReadDir:output_type -> rulebroker.provider.v1.ReadDirResponse
+	20, // 31: rulebroker.provider.v1.HostFS.ReadFile:output_type -> rulebroker.provider.v1.ReadFileResponse
+	23, // 32: rulebroker.provider.v1.HostFS.ReadFiles:output_type -> rulebroker.provider.v1.FileContent
+	25, // [25:33] is the sub-list for method output_type
+	17, // [17:25] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -1729,6 +1821,7 @@ func file_provider_proto_init() {
 		(*DiscoverResponse_Rule)(nil),
 		(*DiscoverResponse_Warning)(nil),
 		(*DiscoverResponse_Batch)(nil),
+		(*DiscoverResponse_Done)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1736,7 +1829,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

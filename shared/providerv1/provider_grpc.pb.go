@@ -29,6 +29,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Provider_Describe_FullMethodName = "/rulebroker.provider.v1.Provider/Describe"
 	Provider_Discover_FullMethodName = "/rulebroker.provider.v1.Provider/Discover"
+	Provider_Session_FullMethodName  = "/rulebroker.provider.v1.Provider/Session"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -40,6 +41,15 @@ type ProviderClient interface {
 	// Discover streams the provider's rules and warnings, one per message, so a
 	// large rule set never meets gRPC's message size cap.
 	Discover(ctx context.Context, in *DiscoverRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DiscoverResponse], error)
+	// Session runs discoveries one after another over one stream, for a host
+	// that keeps a provider running: setting up a call costs both processes
+	// more than a small re-discovery does. The host sends a DiscoverRequest;
+	// the provider answers with its findings and then a DiscoverResponse with
+	// done set, after which the host may send the next request. A host gives
+	// up on a discovery by ending the stream. A provider that serves Session
+	// names the capability "discover-session" in Describe; a host uses it
+	// only then.
+	Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[DiscoverRequest, DiscoverResponse], error)
 }
 
 type providerClient struct {
@@ -79,6 +89,19 @@ func (c *providerClient) Discover(ctx context.Context, in *DiscoverRequest, opts
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Provider_DiscoverClient = grpc.ServerStreamingClient[DiscoverResponse]
 
+func (c *providerClient) Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[DiscoverRequest, DiscoverResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Provider_ServiceDesc.Streams[1], Provider_Session_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[DiscoverRequest, DiscoverResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Provider_SessionClient = grpc.BidiStreamingClient[DiscoverRequest, DiscoverResponse]
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -88,6 +111,15 @@ type ProviderServer interface {
 	// Discover streams the provider's rules and warnings, one per message, so a
 	// large rule set never meets gRPC's message size cap.
 	Discover(*DiscoverRequest, grpc.ServerStreamingServer[DiscoverResponse]) error
+	// Session runs discoveries one after another over one stream, for a host
+	// that keeps a provider running: setting up a call costs both processes
+	// more than a small re-discovery does. The host sends a DiscoverRequest;
+	// the provider answers with its findings and then a DiscoverResponse with
+	// done set, after which the host may send the next request. A host gives
+	// up on a discovery by ending the stream. A provider that serves Session
+	// names the capability "discover-session" in Describe; a host uses it
+	// only then.
+	Session(grpc.BidiStreamingServer[DiscoverRequest, DiscoverResponse]) error
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -103,6 +135,9 @@ func (UnimplementedProviderServer) Describe(context.Context, *DescribeRequest) (
 }
 func (UnimplementedProviderServer) Discover(*DiscoverRequest, grpc.ServerStreamingServer[DiscoverResponse]) error {
 	return status.Error(codes.Unimplemented, "method Discover not implemented")
+}
+func (UnimplementedProviderServer) Session(grpc.BidiStreamingServer[DiscoverRequest, DiscoverResponse]) error {
+	return status.Error(codes.Unimplemented, "method Session not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -154,6 +189,13 @@ func _Provider_Discover_Handler(srv interface{}, stream grpc.ServerStream) error
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Provider_DiscoverServer = grpc.ServerStreamingServer[DiscoverResponse]
 
+func _Provider_Session_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ProviderServer).Session(&grpc.GenericServerStream[DiscoverRequest, DiscoverResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Provider_SessionServer = grpc.BidiStreamingServer[DiscoverRequest, DiscoverResponse]
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -171,6 +213,12 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Discover",
 			Handler:       _Provider_Discover_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Session",
+			Handler:       _Provider_Session_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "provider.proto",

@@ -1,0 +1,162 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/rulebroker/rulebroker/shared"
+	pb "github.com/rulebroker/rulebroker/shared/providerv1"
+)
+
+// A live host re-runs Discover on a running provider after every change it
+// sees, and for a small change, setting up the call (a new HTTP/2 stream, its
+// headers both ways, a fresh handler goroutine whose stack grows again) cost
+// the two processes more than the discovery itself. A provider that names
+// sessionCapability keeps one Session stream open instead, and each
+// discovery is a request on it, answered by the findings and a Done.
+const sessionCapability = "discover-session"
+
+// discoverSession is the host's end of an open Session stream.
+type discoverSession struct {
+	stream  grpc.BidiStreamingClient[pb.DiscoverRequest, pb.DiscoverResponse]
+	maxRule int64 // the per-rule cap its receive limit was set for
+	cancel  context.CancelFunc
+}
+
+// openSession returns the open session, or opens one whose receive limit
+// fits rules of maxRule bytes. The session does not end with any one
+// discovery's context, only when it is dropped or the connection closes.
+func (c *providerClient) openSession(maxRule int64) (*discoverSession, error) {
+	c.fsMu.Lock()
+	defer c.fsMu.Unlock()
+	if c.closed {
+		return nil, &Error{Kind: ErrCrashed, Op: "discover", Detail: "the provider connection is closed"}
+	}
+	if c.session != nil && c.session.maxRule == maxRule {
+		return c.session, nil
+	}
+	if c.session != nil {
+		c.session.cancel()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := c.client.Session(ctx, callLimits(maxRule)...)
+	if err != nil {
+		cancel()
+		c.session = nil
+		return nil, err
+	}
+	c.session = &discoverSession{stream: stream, maxRule: maxRule, cancel: cancel}
+	return c.session, nil
+}
+
+// dropSession ends s, so that the next discovery opens a new one.
+func (c *providerClient) dropSession(s *discoverSession) {
+	s.cancel()
+	c.fsMu.Lock()
+	defer c.fsMu.Unlock()
+	if c.session == s {
+		c.session = nil
+	}
+}
+
+// discoverInSession runs one discovery on the provider's session, opening
+// one when none is open. Anything but a clean Done — a failed stream, the
+// discovery's context ending, a sink that refuses a finding — ends the
+// session, since the provider may still be sending that discovery's
+// findings; the next discovery opens a new one.
+func (c *providerClient) discoverInSession(ctx context.Context, req *pb.DiscoverRequest, sink shared.Sink) error {
+	s, err := c.openSession(req.GetMaxRuleBytes())
+	if err != nil {
+		return callError(ctx, "discover", err)
+	}
+	clean := false
+	defer func() {
+		if !clean {
+			c.dropSession(s)
+		}
+	}()
+	// The discovery's context bounds the wait: ending the session is the
+	// only way to stop a discovery in progress.
+	stop := context.AfterFunc(ctx, s.cancel)
+	defer stop()
+
+	if err := s.stream.Send(req); err != nil {
+		if errors.Is(err, io.EOF) { // the stream ended; Recv has why
+			_, err = s.stream.Recv()
+		}
+		return callError(ctx, "discover", sessionEnded(err))
+	}
+	for {
+		msg, err := s.stream.Recv()
+		if err != nil {
+			return callError(ctx, "discover", sessionEnded(err))
+		}
+		items := []*pb.DiscoverResponse{msg}
+		if batch, ok := msg.GetItem().(*pb.DiscoverResponse_Batch); ok {
+			items = batch.Batch.GetItems()
+		}
+		for i, item := range items {
+			done, ok := item.GetItem().(*pb.DiscoverResponse_Done)
+			if !ok || i < len(items)-1 {
+				if err := deliver(item, sink); err != nil {
+					return err
+				}
+				continue
+			}
+			clean = stop() // false when the context ended meanwhile: the session may be cancelled
+			if code := codes.Code(done.Done.GetCode()); code != codes.OK {
+				return callError(ctx, "discover", status.Error(code, done.Done.GetMessage()))
+			}
+			return nil
+		}
+	}
+}
+
+// sessionEnded is the error of a session stream that ended: a provider that
+// closes its end between discoveries has stopped serving them.
+func sessionEnded(err error) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		return status.Error(codes.Unavailable, "the provider ended its discovery session")
+	}
+	return err
+}
+
+// Session serves discoveries one after another on one stream, each
+// answered by its findings and a Done carrying how it ended; the Done goes
+// as the last item of the last batch when the host takes batches, so that
+// a small discovery is one message.
+func (s *providerServer) Session(stream grpc.BidiStreamingServer[pb.DiscoverRequest, pb.DiscoverResponse]) error {
+	for {
+		req, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.discover(stream.Context(), req, req.GetCall(), stream, true); err != nil {
+			return err
+		}
+	}
+}
+
+// doneOf is the Done of a discovery that ended with err, which gRPC would
+// have reported as a handler's: its status, else the status of a context
+// error, else Unknown.
+func doneOf(err error) *pb.DiscoverResponse {
+	st, ok := status.FromError(err)
+	if !ok {
+		st = status.FromContextError(err)
+	}
+	msg := st.Message()
+	if len(msg) > maxWarningBytes {
+		msg = strings.ToValidUTF8(msg[:maxWarningBytes], "") + " … (cut)"
+	}
+	return &pb.DiscoverResponse{Item: &pb.DiscoverResponse_Done{Done: &pb.Done{Code: uint32(st.Code()), Message: strings.ToValidUTF8(msg, "\uFFFD")}}}
+}

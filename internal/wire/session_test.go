@@ -1,0 +1,191 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/rulebroker/rulebroker/shared"
+)
+
+// scripted is a provider whose n-th discovery (from 0) does what its
+// script says: "ok" sends a rule named after n; "fail" fails with a
+// resource-exhausted status; "hang" waits for the call to end. It records
+// the gRPC method and the stream context of each discovery.
+type scripted struct {
+	script []string
+	mu     sync.Mutex
+	n      int
+	calls  []string
+	ctxs   []context.Context
+}
+
+func (*scripted) Describe(context.Context) (shared.ProviderInfo, error) {
+	return shared.ProviderInfo{Name: "scripted"}, nil
+}
+
+func (s *scripted) Discover(ctx context.Context, _ shared.DiscoverRequest, fsys shared.HostFS, sink shared.Sink) error {
+	s.mu.Lock()
+	n := s.n
+	s.n++
+	method, _ := grpc.Method(ctx)
+	s.calls = append(s.calls, method[strings.LastIndexByte(method, '/')+1:])
+	s.ctxs = append(s.ctxs, ctx)
+	s.mu.Unlock()
+	switch s.script[n%len(s.script)] {
+	case "fail":
+		return status.Error(codes.ResourceExhausted, fmt.Sprintf("discovery %d: too much", n))
+	case "hang":
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if _, err := fsys.ReadFile(ctx, "/f", 100); err != nil {
+		return err
+	}
+	return sink.Rule(shared.Rule{Name: fmt.Sprint(n)})
+}
+
+// streams is how many streams the discoveries ran on, and on which method.
+func (s *scripted) streams() (methods []string, distinct int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[context.Context]bool{}
+	for _, c := range s.ctxs {
+		seen[c] = true
+	}
+	return slices.Clone(s.calls), len(seen)
+}
+
+func dispense(t *testing.T, p shared.Provider, describe bool) *providerClient {
+	t.Helper()
+	client, _ := goplugin.TestPluginGRPCConn(t, false, VersionedPlugins(p)[shared.ProtocolVersion])
+	raw, err := client.Dispense(shared.PluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov := raw.(*providerClient)
+	t.Cleanup(func() {
+		prov.closeHostFS()
+		client.Close()
+	})
+	if describe {
+		info, err := prov.Describe(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(info.Capabilities, sessionCapability) {
+			t.Fatalf("the wire's own capability reached the host: %v", info.Capabilities)
+		}
+	}
+	return prov
+}
+
+// A host that learned from Describe that the provider serves sessions runs
+// every discovery on one Session stream, including those that fail; one
+// that did not uses a Discover call each.
+func TestDiscoveriesShareOneSession(t *testing.T) {
+	for _, describe := range []bool{true, false} {
+		p := &scripted{script: []string{"ok", "fail", "ok"}}
+		prov := dispense(t, p, describe)
+		var got names
+		for i := range 6 {
+			err := prov.Discover(context.Background(), shared.DiscoverRequest{}, oneFile{"f"}, &got)
+			if i%3 == 1 {
+				var we *Error
+				if !errors.As(err, &we) || we.Kind != ErrTooLarge || !strings.Contains(err.Error(), fmt.Sprintf("discovery %d: too much", i)) {
+					t.Fatalf("describe=%v: discovery %d: err = %v, want the provider's resource-exhausted status", describe, i, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("describe=%v: discovery %d: %v", describe, i, err)
+			}
+		}
+		if !slices.Equal(got, names{"0", "2", "3", "5"}) {
+			t.Errorf("describe=%v: rules %v", describe, got)
+		}
+		methods, distinct := p.streams()
+		want, wantStreams := "Session", 1
+		if !describe {
+			want, wantStreams = "Discover", 6
+		}
+		for _, m := range methods {
+			if m != want {
+				t.Fatalf("describe=%v: methods %v, want %s each time", describe, methods, want)
+			}
+		}
+		if distinct != wantStreams {
+			t.Errorf("describe=%v: %d streams for 6 discoveries, want %d", describe, distinct, wantStreams)
+		}
+	}
+}
+
+// A discovery the host gives up on ends the session, and with it the
+// provider's discovery; the next discovery opens a new session and works.
+func TestSessionDiscoveryThatTimesOut(t *testing.T) {
+	p := &scripted{script: []string{"ok", "hang"}}
+	prov := dispense(t, p, true)
+	var got names
+	ctx := context.Background()
+	if err := prov.Discover(ctx, shared.DiscoverRequest{}, oneFile{"f"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	err := prov.Discover(short, shared.DiscoverRequest{}, oneFile{"f"}, &got)
+	var we *Error
+	if !errors.As(err, &we) || we.Kind != ErrTimeout {
+		t.Fatalf("hung discovery: err = %v, want a timeout", err)
+	}
+	if err := prov.Discover(ctx, shared.DiscoverRequest{}, oneFile{"f"}, &got); err != nil {
+		t.Fatalf("the discovery after a timeout: %v", err)
+	}
+	if !slices.Equal(got, names{"0", "2"}) {
+		t.Errorf("rules %v", got)
+	}
+	p.mu.Lock()
+	hung := p.ctxs[1]
+	p.mu.Unlock()
+	if hung.Err() == nil {
+		t.Error("the provider's hung discovery did not end with the session")
+	}
+	if _, distinct := p.streams(); distinct != 2 {
+		t.Errorf("%d sessions, want 2: the one given up and a new one", distinct)
+	}
+}
+
+// refuse is a sink that refuses every rule.
+type refuse struct{}
+
+var errRefused = errors.New("the host refuses this rule")
+
+func (refuse) Rule(shared.Rule) error       { return errRefused }
+func (refuse) Warning(shared.Warning) error { return nil }
+
+// A sink that refuses a finding ends the discovery with its error; the
+// findings still in flight cannot leak into the next discovery.
+func TestSessionSinkRefusal(t *testing.T) {
+	p := &scripted{script: []string{"ok"}}
+	prov := dispense(t, p, true)
+	ctx := context.Background()
+	if err := prov.Discover(ctx, shared.DiscoverRequest{}, oneFile{"f"}, refuse{}); !errors.Is(err, errRefused) {
+		t.Fatalf("err = %v, want the sink's", err)
+	}
+	var got names
+	if err := prov.Discover(ctx, shared.DiscoverRequest{}, oneFile{"f"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, names{"1"}) {
+		t.Errorf("rules %v, want only the second discovery's", got)
+	}
+}
