@@ -139,6 +139,14 @@ func isFence(line string) bool {
 // parseYAML decodes a frontmatter block. A YAML error comes back as err; a
 // block that is valid YAML but not a mapping comes back as a warning.
 func parseYAML(block string) (meta map[string]any, warning string, err error) {
+	if meta, ok := parseSimple(block); ok {
+		return meta, "", nil
+	}
+	return parseFullYAML(block)
+}
+
+// parseFullYAML is parseYAML through yaml.v3, for any block.
+func parseFullYAML(block string) (meta map[string]any, warning string, err error) {
 	var node yaml.Node
 	if err := safeUnmarshal(block, &node); err != nil {
 		return nil, "", err
