@@ -504,6 +504,7 @@ func assemble(opts Options, launches []launch, outcomes []outcome, res *Result) 
 		builtinNames[b.Name] = true
 	}
 	sets := make([]providerRules, 0, len(outcomes))
+	res.Providers = slices.Grow(res.Providers, len(outcomes))
 	firstOrigin := map[string]string{} // provider name → origin of the first provider with it
 	for i, o := range outcomes {
 		p := o.provider

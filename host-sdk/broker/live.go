@@ -223,6 +223,7 @@ func (l *Live) run(ctx context.Context, p *liveProvider) []diag.Warning {
 	rec := newFactRecorder(l.opts.FS, l.cfg.now)
 	fsys := newRecordingFS(l.opts.FS)
 	fsys.facts = rec
+	fsys.expect(len(p.calls))
 	l.mu.Lock()
 	l.discovers++
 	l.mu.Unlock()

@@ -31,7 +31,7 @@ const (
 // provider reuses the answer it got last time — and the fact carries over,
 // so a re-discovery after one edit reads the edited file alone.
 func prefetch(ctx context.Context, fsys *recordingFS, calls []shared.Prefetched, same func(shared.Prefetched) *fact) []shared.Prefetched {
-	var out []shared.Prefetched
+	out := make([]shared.Prefetched, 0, min(len(calls), maxPrefetch))
 	items, bytes := 0, int64(0)
 	for _, c := range calls {
 		if ctx.Err() != nil || items >= maxPrefetch || bytes >= maxPrefetchBytes {

@@ -72,11 +72,26 @@ func (r *recordingFS) ask(op shared.PrefetchOp, path string, max int64) {
 	r.asked = append(r.asked, shared.Prefetched{Op: op, Path: path, MaxBytes: max})
 }
 
-// calls returns the calls made, in the order first made.
+// calls returns the calls made, in the order first made, and forgets
+// them: the caller owns the list.
 func (r *recordingFS) calls() []shared.Prefetched {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.asked)
+	asked := r.asked
+	r.asked = nil
+	return asked
+}
+
+// expect makes room for n calls, the number the previous discovery made:
+// a re-discovery usually makes the same ones.
+func (r *recordingFS) expect(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n = min(n, maxPrefetch)
+	r.asked = slices.Grow(r.asked, n)
+	if len(r.askedSet) == 0 {
+		r.askedSet = make(map[prefetchKey]bool, n)
+	}
 }
 
 // reuse records call as made and answered "unchanged" from f, the previous

@@ -150,10 +150,13 @@ func New(rules []ruleset.Rule, opts ...Option) *Book {
 			e.Activation, e.ActivationSource = referenceActivation(e.Class)
 		}
 		b.entries = append(b.entries, e)
-		b.file(e, compiled.Rule)
 		if _, ok := b.classes[r.Name]; !ok {
 			b.classes[r.Name] = e.Class
 		}
+	}
+	b.sizeLists()
+	for i, e := range b.entries {
+		b.file(e, b.triggers.Rule(i).Rule)
 	}
 	if native {
 		for _, e := range b.entries {
@@ -193,6 +196,39 @@ func (b *Book) index(e Entry) {
 	}
 	b.byName[e.Rule.Name] = resolved{rule: e.Rule, class: e.Class, activation: e.Activation}
 	b.available = append(b.available, e.Rule.Name)
+}
+
+// sizeLists makes each list file fills exactly as long as it will be: a
+// live host builds a book after every change, and growing the lists one
+// append at a time was a good part of what that allocated.
+func (b *Book) sizeLists() {
+	var always, rulebook, ttsr, attached, manual, none int
+	for _, e := range b.entries {
+		switch e.Activation {
+		case shared.ActivationTTSR:
+			ttsr++
+		case shared.ActivationAlways:
+			always++
+		case shared.ActivationRequested:
+			rulebook++
+		case shared.ActivationAttached:
+			attached++
+			if strings.TrimSpace(e.Rule.Description) != "" {
+				rulebook++
+			}
+		case shared.ActivationManual:
+			manual++
+		default:
+			none++
+		}
+	}
+	b.always = make([]ruleset.Rule, 0, always)
+	b.rulebook = make([]ruleset.Rule, 0, rulebook)
+	b.ttsr = make([]ruleset.Rule, 0, ttsr)
+	b.attached = make([]ruleset.Rule, 0, attached)
+	b.manual = make([]ruleset.Rule, 0, manual)
+	b.none = make([]ruleset.Rule, 0, none)
+	b.notes = make([]diag.Warning, 0, manual+none)
 }
 
 // file puts e in the lists its activation calls for, and notes the rules
