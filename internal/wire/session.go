@@ -31,28 +31,43 @@ type discoverSession struct {
 
 // openSession returns the open session, or opens one whose receive limit
 // fits rules of maxRule bytes. The session does not end with any one
-// discovery's context, only when it is dropped or the connection closes.
-func (c *providerClient) openSession(maxRule int64) (*discoverSession, error) {
+// discovery's context, only when it is dropped or the connection closes;
+// ctx, the discovery's, bounds only the opening, which waits when the
+// provider allows no more streams. A caller holds the connection's turn, so
+// no two open one at once.
+func (c *providerClient) openSession(ctx context.Context, maxRule int64) (*discoverSession, error) {
 	c.fsMu.Lock()
-	defer c.fsMu.Unlock()
-	if c.closed {
+	old := c.session
+	closed := c.closed
+	c.fsMu.Unlock()
+	if closed {
 		return nil, &Error{Kind: ErrCrashed, Op: "discover", Detail: "the provider connection is closed"}
 	}
-	if c.session != nil && c.session.maxRule == maxRule {
-		return c.session, nil
+	if old != nil && old.maxRule == maxRule {
+		return old, nil
 	}
-	if c.session != nil {
-		c.session.cancel()
+	if old != nil {
+		c.dropSession(old)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stream, err := c.client.Session(ctx, callLimits(maxRule)...)
+	sessCtx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(ctx, cancel)
+	stream, err := c.client.Session(sessCtx, callLimits(maxRule)...)
+	if !stop() && err == nil {
+		err = ctx.Err() // the stream may be cancelled already
+	}
 	if err != nil {
 		cancel()
-		c.session = nil
 		return nil, err
 	}
-	c.session = &discoverSession{stream: stream, maxRule: maxRule, cancel: cancel}
-	return c.session, nil
+	s := &discoverSession{stream: stream, maxRule: maxRule, cancel: cancel}
+	c.fsMu.Lock()
+	defer c.fsMu.Unlock()
+	if c.closed { // closed while opening
+		cancel()
+		return nil, &Error{Kind: ErrCrashed, Op: "discover", Detail: "the provider connection is closed"}
+	}
+	c.session = s
+	return s, nil
 }
 
 // dropSession ends s, so that the next discovery opens a new one.
@@ -71,7 +86,7 @@ func (c *providerClient) dropSession(s *discoverSession) {
 // session, since the provider may still be sending that discovery's
 // findings; the next discovery opens a new one.
 func (c *providerClient) discoverInSession(ctx context.Context, req *pb.DiscoverRequest, sink shared.Sink) error {
-	s, err := c.openSession(req.GetMaxRuleBytes())
+	s, err := c.openSession(ctx, req.GetMaxRuleBytes())
 	if err != nil {
 		return callError(ctx, "discover", err)
 	}
