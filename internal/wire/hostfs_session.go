@@ -58,6 +58,8 @@ type hostFSCall struct {
 	failed func(error)
 	ctx    context.Context // ends when the call does
 	active sync.WaitGroup  // requests being answered for it
+	// inflight counts the same requests, for a look without waiting.
+	inflight atomic.Int64
 }
 
 // startHostFS brokers a HostFS server whose messages fit files of sendCap
@@ -115,6 +117,11 @@ func (h *hostFSService) begin(ctx context.Context, fsys shared.HostFS, limits Ho
 		}
 		h.mu.Unlock()
 		cancel()
+		// No request can enter any more; most calls end with none running,
+		// and need not wait for a goroutine to say so.
+		if call.inflight.Load() == 0 {
+			return true
+		}
 		idle := make(chan struct{})
 		go func() {
 			call.active.Wait()
@@ -157,12 +164,14 @@ func (h *hostFSService) enter(ctx context.Context) (*hostFSCall, context.Context
 		return nil, nil, nil, status.Error(codes.FailedPrecondition, errCallEnded.Error())
 	}
 	call.active.Add(1)
+	call.inflight.Add(1)
 	h.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(call.ctx, cancel)
 	return call, ctx, func() {
 		unhook()
 		cancel()
+		call.inflight.Add(-1)
 		call.active.Done()
 	}, nil
 }
