@@ -70,10 +70,21 @@ func merge(sets []providerRules) ([]ruleset.Rule, []diag.Warning) {
 // then NFC.
 func canonicalName(name string) string {
 	name = strings.TrimSpace(name)
-	if norm.NFC.IsNormalString(name) {
+	if printableASCII(name) || norm.NFC.IsNormalString(name) {
 		return name
 	}
 	return norm.NFC.String(name)
+}
+
+// printableASCII reports a name of printable ASCII only, which is in NFC
+// and holds no invisible character.
+func printableASCII(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] < 0x20 || name[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // invisibleRunes lists, as U+XXXX, the characters of name that print as
@@ -81,6 +92,9 @@ func canonicalName(name string) string {
 // joiners, bidi embeddings and isolates, the BOM, the soft hyphen) and C0/C1
 // controls. It returns "" for a clean name.
 func invisibleRunes(name string) string {
+	if printableASCII(name) {
+		return "" // the usual name, checked without a table lookup per rune
+	}
 	var bad []string
 	for _, r := range name {
 		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
