@@ -222,13 +222,22 @@ func (b *Book) sizeLists() {
 			none++
 		}
 	}
-	b.always = make([]ruleset.Rule, 0, always)
-	b.rulebook = make([]ruleset.Rule, 0, rulebook)
-	b.ttsr = make([]ruleset.Rule, 0, ttsr)
-	b.attached = make([]ruleset.Rule, 0, attached)
-	b.manual = make([]ruleset.Rule, 0, manual)
-	b.none = make([]ruleset.Rule, 0, none)
-	b.notes = make([]diag.Warning, 0, manual+none)
+	b.always = sized[ruleset.Rule](always)
+	b.rulebook = sized[ruleset.Rule](rulebook)
+	b.ttsr = sized[ruleset.Rule](ttsr)
+	b.attached = sized[ruleset.Rule](attached)
+	b.manual = sized[ruleset.Rule](manual)
+	b.none = sized[ruleset.Rule](none)
+	b.notes = sized[diag.Warning](manual + none)
+}
+
+// sized is an empty list with room for n items; nil, as an empty list was
+// before, when n is 0.
+func sized[T any](n int) []T {
+	if n == 0 {
+		return nil
+	}
+	return make([]T, 0, n)
 }
 
 // file puts e in the lists its activation calls for, and notes the rules
