@@ -297,3 +297,31 @@ func TestStreamSinkEndsASessionDiscoveryWithDone(t *testing.T) {
 		}
 	}
 }
+
+// A warning whose path is longer than any real one is cut, so it still
+// fits a message: a rule refused for its size names its path in one, and a
+// message over the host's limit would end the stream.
+func TestStreamSinkCutsALongPath(t *testing.T) {
+	const limit = 64 << 10
+	for _, batched := range []bool{true, false} {
+		var out sent
+		sink := newStreamSink(&out, limit, batched)
+		sink.delay = time.Hour
+		if err := sink.Rule(shared.Rule{Name: "r", Path: strings.Repeat("p", limit)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := sink.Warning(shared.Warning{Path: strings.Repeat("q", 2*limit), Message: "w"}); err != nil {
+			t.Fatal(err)
+		}
+		sink.endWith(nil, false)
+		for i, m := range out {
+			if n := proto.Size(m); n > limit {
+				t.Fatalf("batched=%v: message %d is %d bytes, over the limit of %d", batched, i, n, limit)
+			}
+		}
+		got := out.decode(t)
+		if len(got) != 2 || !strings.Contains(got[0], `rule "r" not sent`) {
+			t.Fatalf("batched=%v: got %.200q", batched, got)
+		}
+	}
+}

@@ -211,10 +211,17 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 	}
 	if c.sessions.Load() {
 		pbReq.Call = call
-		return c.discoverInSession(ctx, pbReq, sink)
+		err := c.discoverInSession(ctx, pbReq, sink)
+		if !errors.Is(err, errNoSession) {
+			return err
+		}
+		// It named the capability yet serves no Session: plain calls from
+		// now on, this discovery first.
+		c.sessions.Store(false)
+		pbReq.Call, pbReq.TimeoutMillis = "", 0
 	}
 	ctx = withCall(ctx, call)
-	stream, err := c.client.Discover(ctx, pbReq, callLimits(req.MaxRuleBytes)...)
+	stream, err := c.client.Discover(ctx, pbReq, findingsCallOptions(req.MaxRuleBytes)...)
 	if err != nil {
 		return callError(ctx, "discover", err)
 	}
@@ -239,6 +246,9 @@ func deliverAll(msg *pb.DiscoverResponse, sink shared.Sink) error {
 	if !ok {
 		return deliver(msg, sink)
 	}
+	if len(batch.Batch.GetItems()) == 0 {
+		return sink.Warning(shared.Warning{Message: emptyBatch})
+	}
 	for _, item := range batch.Batch.GetItems() {
 		if err := deliver(item, sink); err != nil {
 			return err
@@ -246,6 +256,10 @@ func deliverAll(msg *pb.DiscoverResponse, sink shared.Sink) error {
 	}
 	return nil
 }
+
+// emptyBatch is the warning the host makes of a batch without items; the
+// host's caps count it like any, so a stream of them ends.
+const emptyBatch = "provider sent an empty batch; ignored"
 
 // deliver hands one finding to sink. A batch inside a batch is not one.
 func deliver(msg *pb.DiscoverResponse, sink shared.Sink) error {
@@ -392,18 +406,31 @@ func (s *streamSink) Rule(r shared.Rule) error {
 }
 
 func (s *streamSink) Warning(w shared.Warning) error {
-	msg := strings.ToValidUTF8(w.Message, "\uFFFD")
-	if len(msg) > maxWarningBytes {
-		msg = strings.ToValidUTF8(msg[:maxWarningBytes], "") + " … (cut)"
-	}
 	item := &pb.DiscoverResponse{Item: &pb.DiscoverResponse_Warning{
-		Warning: &pb.Warning{Path: strings.ToValidUTF8(w.Path, "\uFFFD"), Message: msg},
+		Warning: &pb.Warning{Path: cut(w.Path, maxWarningPathBytes), Message: cut(w.Message, maxWarningBytes)},
 	}}
 	return s.send(item, proto.Size(item))
 }
 
+// maxWarningPathBytes bounds a warning's path; no real path comes near it
+// (PATH_MAX is 4 KiB), and with the message's bound it keeps a warning well
+// inside the room a message has beyond a rule (MetadataBytes), so a warning
+// always reaches the host.
+const maxWarningPathBytes = 8 << 10
+
+// cut returns text as valid UTF-8 of at most about max bytes, saying so when
+// it was cut.
+func cut(text string, max int) string {
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	if len(text) > max {
+		text = strings.ToValidUTF8(text[:max], "") + " … (cut)"
+	}
+	return text
+}
+
 // send adds item, of n bytes, to the batch, sending the batch first when
-// item would take it past batchBytes or the host's limit. An item too large
+// it is full (maxBatchItems) or item would take it past batchBytes or the
+// host's limit. An item too large
 // to fit a batch even alone goes as a message of its own, which every host
 // accepts.
 func (s *streamSink) send(item *pb.DiscoverResponse, n int) error {
@@ -421,7 +448,7 @@ func (s *streamSink) sendLocked(item *pb.DiscoverResponse, n int) error {
 		return s.stream.Send(item)
 	}
 	grow := protowire.SizeTag(1) + protowire.SizeBytes(n) // item as an element of Batch.items
-	if len(s.batch.Items) > 0 && (s.size+grow > batchBytes || batchMessageBytes(s.size+grow) > s.limit) {
+	if n := len(s.batch.Items); n > 0 && (n == maxBatchItems || s.size+grow > batchBytes || batchMessageBytes(s.size+grow) > s.limit) {
 		if err := s.flushLocked(); err != nil {
 			return err
 		}
@@ -430,7 +457,8 @@ func (s *streamSink) sendLocked(item *pb.DiscoverResponse, n int) error {
 		return s.stream.Send(item)
 	}
 	if len(s.batch.Items) == 0 {
-		s.timer = time.AfterFunc(s.delay, func() { s.flush() })
+		batch := s.batch
+		s.timer = time.AfterFunc(s.delay, func() { s.flushBatch(batch) })
 	}
 	s.batch.Items = append(s.batch.Items, item)
 	s.size += grow
@@ -451,6 +479,16 @@ func (s *streamSink) flush() error {
 		return s.err
 	}
 	return s.flushLocked()
+}
+
+// flushBatch sends batch if it is still the one waiting: a timer that fired
+// as its batch was being sent must not send the next one early.
+func (s *streamSink) flushBatch(batch *pb.Batch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil && s.batch == batch {
+		s.flushLocked()
+	}
 }
 
 // endWith ends the discovery, which ended with err: it sends what the batch

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -35,40 +35,45 @@ type discoverSession struct {
 // ctx, the discovery's, bounds only the opening, which waits when the
 // provider allows no more streams. A caller holds the connection's turn, so
 // no two open one at once.
-func (c *providerClient) openSession(ctx context.Context, maxRule int64) (*discoverSession, error) {
+func (c *providerClient) openSession(ctx context.Context, maxRule int64) (s *discoverSession, fresh bool, err error) {
 	c.fsMu.Lock()
 	old := c.session
 	closed := c.closed
 	c.fsMu.Unlock()
 	if closed {
-		return nil, &Error{Kind: ErrCrashed, Op: "discover", Detail: "the provider connection is closed"}
+		return nil, false, &Error{Kind: ErrCrashed, Op: "discover", Detail: "the provider connection is closed"}
 	}
 	if old != nil && old.maxRule == maxRule {
-		return old, nil
+		return old, false, nil
 	}
 	if old != nil {
 		c.dropSession(old)
 	}
 	sessCtx, cancel := context.WithCancel(context.Background())
 	stop := context.AfterFunc(ctx, cancel)
-	stream, err := c.client.Session(sessCtx, callLimits(maxRule)...)
+	stream, err := c.client.Session(sessCtx, findingsCallOptions(maxRule)...)
 	if !stop() && err == nil {
 		err = ctx.Err() // the stream may be cancelled already
 	}
 	if err != nil {
 		cancel()
-		return nil, err
+		return nil, false, err
 	}
-	s := &discoverSession{stream: stream, maxRule: maxRule, cancel: cancel}
+	s = &discoverSession{stream: stream, maxRule: maxRule, cancel: cancel}
 	c.fsMu.Lock()
 	defer c.fsMu.Unlock()
 	if c.closed { // closed while opening
 		cancel()
-		return nil, &Error{Kind: ErrCrashed, Op: "discover", Detail: "the provider connection is closed"}
+		return nil, false, &Error{Kind: ErrCrashed, Op: "discover", Detail: "the provider connection is closed"}
 	}
 	c.session = s
-	return s, nil
+	return s, true, nil
 }
+
+// errNoSession is discoverInSession's answer when the provider turned out
+// not to serve Session, though it named the capability: the discovery runs
+// again as a Discover call.
+var errNoSession = errors.New("the provider does not serve Session")
 
 // dropSession ends s, so that the next discovery opens a new one.
 func (c *providerClient) dropSession(s *discoverSession) {
@@ -86,9 +91,12 @@ func (c *providerClient) dropSession(s *discoverSession) {
 // session, since the provider may still be sending that discovery's
 // findings; the next discovery opens a new one.
 func (c *providerClient) discoverInSession(ctx context.Context, req *pb.DiscoverRequest, sink shared.Sink) error {
-	s, err := c.openSession(ctx, req.GetMaxRuleBytes())
+	s, fresh, err := c.openSession(ctx, req.GetMaxRuleBytes())
 	if err != nil {
 		return callError(ctx, "discover", err)
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		req.TimeoutMillis = max(time.Until(deadline).Milliseconds(), 1)
 	}
 	clean := false
 	defer func() {
@@ -107,14 +115,22 @@ func (c *providerClient) discoverInSession(ctx context.Context, req *pb.Discover
 		}
 		return callError(ctx, "discover", sessionEnded(err))
 	}
-	for {
+	for received := false; ; received = true {
 		msg, err := s.stream.Recv()
 		if err != nil {
+			if fresh && !received && status.Code(err) == codes.Unimplemented {
+				return errNoSession
+			}
 			return callError(ctx, "discover", sessionEnded(err))
 		}
 		items := []*pb.DiscoverResponse{msg}
 		if batch, ok := msg.GetItem().(*pb.DiscoverResponse_Batch); ok {
 			items = batch.Batch.GetItems()
+		}
+		if len(items) == 0 {
+			if err := sink.Warning(shared.Warning{Message: emptyBatch}); err != nil {
+				return err
+			}
 		}
 		for i, item := range items {
 			done, ok := item.GetItem().(*pb.DiscoverResponse_Done)
@@ -155,7 +171,13 @@ func (s *providerServer) Session(stream grpc.BidiStreamingServer[pb.DiscoverRequ
 		if err != nil {
 			return err
 		}
-		if err := s.discover(stream.Context(), req, req.GetCall(), stream, true); err != nil {
+		ctx, cancel := stream.Context(), context.CancelFunc(func() {})
+		if ms := req.GetTimeoutMillis(); ms > 0 {
+			ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		}
+		err = s.discover(ctx, req, req.GetCall(), stream, true)
+		cancel()
+		if err != nil {
 			return err
 		}
 	}
@@ -169,9 +191,5 @@ func doneOf(err error) *pb.DiscoverResponse {
 	if !ok {
 		st = status.FromContextError(err)
 	}
-	msg := st.Message()
-	if len(msg) > maxWarningBytes {
-		msg = strings.ToValidUTF8(msg[:maxWarningBytes], "") + " … (cut)"
-	}
-	return &pb.DiscoverResponse{Item: &pb.DiscoverResponse_Done{Done: &pb.Done{Code: uint32(st.Code()), Message: strings.ToValidUTF8(msg, "\uFFFD")}}}
+	return &pb.DiscoverResponse{Item: &pb.DiscoverResponse_Done{Done: &pb.Done{Code: uint32(st.Code()), Message: cut(st.Message(), maxWarningBytes)}}}
 }

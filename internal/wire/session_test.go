@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rulebroker/rulebroker/shared"
+	pb "github.com/rulebroker/rulebroker/shared/providerv1"
 )
 
 // scripted is a provider whose n-th discovery (from 0) does what its
@@ -187,5 +189,91 @@ func TestSessionSinkRefusal(t *testing.T) {
 	}
 	if !slices.Equal(got, names{"1"}) {
 		t.Errorf("rules %v, want only the second discovery's", got)
+	}
+}
+
+// sessionless names the session capability but serves only Describe and
+// Discover, as a provider not built on this SDK might.
+type sessionless struct {
+	pb.UnimplementedProviderServer
+	discovers *atomic.Int32
+}
+
+func (sessionless) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	return &pb.DescribeResponse{Name: "sessionless", Capabilities: []string{sessionCapability}}, nil
+}
+
+func (s sessionless) Discover(*pb.DiscoverRequest, grpc.ServerStreamingServer[pb.DiscoverResponse]) error {
+	s.discovers.Add(1)
+	return nil
+}
+
+type sessionlessPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	srv sessionless
+}
+
+func (p sessionlessPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterProviderServer(s, p.srv)
+	return nil
+}
+
+func (sessionlessPlugin) GRPCClient(_ context.Context, broker *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return newProviderClient(c, broker), nil
+}
+
+// A provider that names the capability but does not serve Session still
+// gets its discoveries, as Discover calls, from the first one on.
+func TestNoSessionFallsBackToDiscover(t *testing.T) {
+	srv := sessionless{discovers: &atomic.Int32{}}
+	client, _ := goplugin.TestPluginGRPCConn(t, false, map[string]goplugin.Plugin{shared.PluginName: sessionlessPlugin{srv: srv}})
+	raw, err := client.Dispense(shared.PluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov := raw.(*providerClient)
+	t.Cleanup(func() {
+		prov.closeHostFS()
+		client.Close()
+	})
+	if _, err := prov.Describe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := prov.Discover(context.Background(), shared.DiscoverRequest{}, oneFile{}, discard{}); err != nil {
+			t.Fatalf("discovery %d: %v", i, err)
+		}
+	}
+	if n := srv.discovers.Load(); n != 3 {
+		t.Errorf("%d Discover calls for 3 discoveries", n)
+	}
+}
+
+// deadlined fails a discovery that has no deadline, or one far from the
+// host's.
+type deadlined struct{}
+
+func (deadlined) Describe(context.Context) (shared.ProviderInfo, error) {
+	return shared.ProviderInfo{Name: "deadlined"}, nil
+}
+
+func (deadlined) Discover(ctx context.Context, _ shared.DiscoverRequest, _ shared.HostFS, _ shared.Sink) error {
+	deadline, ok := ctx.Deadline()
+	if left := time.Until(deadline); !ok || left > time.Minute || left < 30*time.Second {
+		return fmt.Errorf("deadline %v away (set: %v), want about a minute", left, ok)
+	}
+	return nil
+}
+
+// A discovery on a session has the host's deadline, as a Discover call has.
+func TestSessionDiscoveryHasTheHostsDeadline(t *testing.T) {
+	for _, session := range []bool{false, true} {
+		prov := dispense(t, deadlined{}, session)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := prov.Discover(ctx, shared.DiscoverRequest{}, oneFile{}, discard{})
+		cancel()
+		if err != nil {
+			t.Errorf("session=%v: %v", session, err)
+		}
 	}
 }

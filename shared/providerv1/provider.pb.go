@@ -383,7 +383,10 @@ type DiscoverRequest struct {
 	AcceptBatches bool `protobuf:"varint,9,opt,name=accept_batches,json=acceptBatches,proto3" json:"accept_batches,omitempty"`
 	// On a Session, the number of the host's HostFS call this discovery reads
 	// through; on Discover the call's metadata carries it.
-	Call          string `protobuf:"bytes,10,opt,name=call,proto3" json:"call,omitempty"`
+	Call string `protobuf:"bytes,10,opt,name=call,proto3" json:"call,omitempty"`
+	// On a Session, the time the host gives this discovery, in milliseconds
+	// (0: no limit); on Discover the call's deadline carries it.
+	TimeoutMillis int64 `protobuf:"varint,11,opt,name=timeout_millis,json=timeoutMillis,proto3" json:"timeout_millis,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -486,6 +489,13 @@ func (x *DiscoverRequest) GetCall() string {
 		return x.Call
 	}
 	return ""
+}
+
+func (x *DiscoverRequest) GetTimeoutMillis() int64 {
+	if x != nil {
+		return x.TimeoutMillis
+	}
+	return 0
 }
 
 // Prefetched is one HostFS call's answer, sent ahead of the call.
@@ -1603,7 +1613,7 @@ const file_provider_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
 	"\bpriority\x18\x03 \x01(\x05R\bpriority\x12\"\n" +
-	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"\xe9\x02\n" +
+	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\"\x90\x03\n" +
 	"\x0fDiscoverRequest\x12\x10\n" +
 	"\x03cwd\x18\x01 \x01(\tR\x03cwd\x12\x12\n" +
 	"\x04home\x18\x02 \x01(\tR\x04home\x12%\n" +
@@ -1618,7 +1628,8 @@ const file_provider_proto_rawDesc = "" +
 	"\bprefetch\x18\b \x03(\v2\".rulebroker.provider.v1.PrefetchedR\bprefetch\x12%\n" +
 	"\x0eaccept_batches\x18\t \x01(\bR\racceptBatches\x12\x12\n" +
 	"\x04call\x18\n" +
-	" \x01(\tR\x04call\"\xc3\x03\n" +
+	" \x01(\tR\x04call\x12%\n" +
+	"\x0etimeout_millis\x18\v \x01(\x03R\rtimeoutMillis\"\xc3\x03\n" +
 	"\n" +
 	"Prefetched\x125\n" +
 	"\x02op\x18\x01 \x01(\x0e2%.rulebroker.provider.v1.Prefetched.OpR\x02op\x12\x12\n" +
