@@ -40,9 +40,11 @@ type providerClient struct {
 	fsConns atomic.Int64 // see Client.HostFSConnections
 
 	// sessions is set when the provider serves Session (see session.go);
-	// session is the one open, if any, guarded by fsMu.
-	sessions atomic.Bool
-	session  *discoverSession
+	// session is the one open, if any, guarded by fsMu; sessionsOpened
+	// counts them over the connection's life.
+	sessions       atomic.Bool
+	session        *discoverSession
+	sessionsOpened atomic.Int64
 }
 
 func newProviderClient(c *grpc.ClientConn, broker *goplugin.GRPCBroker) *providerClient {

@@ -67,6 +67,7 @@ func (c *providerClient) openSession(ctx context.Context, maxRule int64) (s *dis
 		return nil, false, &Error{Kind: ErrCrashed, Op: "discover", Detail: "the provider connection is closed"}
 	}
 	c.session = s
+	c.sessionsOpened.Add(1)
 	return s, true, nil
 }
 

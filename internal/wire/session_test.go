@@ -22,14 +22,16 @@ import (
 
 // scripted is a provider whose n-th discovery (from 0) does what its
 // script says: "ok" sends a rule named after n; "fail" fails with a
-// resource-exhausted status; "hang" waits for the call to end. It records
-// the gRPC method and the stream context of each discovery.
+// resource-exhausted status; "hang" waits for its context to end; "stuck"
+// ignores its context and waits for release to close. It records the gRPC
+// method and the context of each discovery.
 type scripted struct {
-	script []string
-	mu     sync.Mutex
-	n      int
-	calls  []string
-	ctxs   []context.Context
+	script  []string
+	release chan struct{}
+	mu      sync.Mutex
+	n       int
+	calls   []string
+	ctxs    []context.Context
 }
 
 func (*scripted) Describe(context.Context) (shared.ProviderInfo, error) {
@@ -50,6 +52,9 @@ func (s *scripted) Discover(ctx context.Context, _ shared.DiscoverRequest, fsys 
 	case "hang":
 		<-ctx.Done()
 		return ctx.Err()
+	case "stuck":
+		<-s.release
+		return nil
 	}
 	if _, err := fsys.ReadFile(ctx, "/f", 100); err != nil {
 		return err
@@ -57,15 +62,11 @@ func (s *scripted) Discover(ctx context.Context, _ shared.DiscoverRequest, fsys 
 	return sink.Rule(shared.Rule{Name: fmt.Sprint(n)})
 }
 
-// streams is how many streams the discoveries ran on, and on which method.
-func (s *scripted) streams() (methods []string, distinct int) {
+// methods is the gRPC method of each discovery.
+func (s *scripted) methods() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := map[context.Context]bool{}
-	for _, c := range s.ctxs {
-		seen[c] = true
-	}
-	return slices.Clone(s.calls), len(seen)
+	return slices.Clone(s.calls)
 }
 
 func dispense(t *testing.T, p shared.Provider, describe bool) *providerClient {
@@ -116,53 +117,60 @@ func TestDiscoveriesShareOneSession(t *testing.T) {
 		if !slices.Equal(got, names{"0", "2", "3", "5"}) {
 			t.Errorf("describe=%v: rules %v", describe, got)
 		}
-		methods, distinct := p.streams()
-		want, wantStreams := "Session", 1
+		methods, opened := p.methods(), prov.sessionsOpened.Load()
+		want, wantOpened := "Session", int64(1)
 		if !describe {
-			want, wantStreams = "Discover", 6
+			want, wantOpened = "Discover", 0
 		}
 		for _, m := range methods {
 			if m != want {
 				t.Fatalf("describe=%v: methods %v, want %s each time", describe, methods, want)
 			}
 		}
-		if distinct != wantStreams {
-			t.Errorf("describe=%v: %d streams for 6 discoveries, want %d", describe, distinct, wantStreams)
+		if opened != wantOpened {
+			t.Errorf("describe=%v: %d sessions opened for 6 discoveries, want %d", describe, opened, wantOpened)
 		}
 	}
 }
 
-// A discovery the host gives up on ends the session, and with it the
-// provider's discovery; the next discovery opens a new session and works.
+// A discovery that outlives its deadline fails with a timeout, and the
+// provider's discovery ends too: the provider has the deadline, and the
+// host ends the session when the deadline passes first. The next discovery
+// works.
 func TestSessionDiscoveryThatTimesOut(t *testing.T) {
-	p := &scripted{script: []string{"ok", "hang"}}
-	prov := dispense(t, p, true)
-	var got names
-	ctx := context.Background()
-	if err := prov.Discover(ctx, shared.DiscoverRequest{}, oneFile{"f"}, &got); err != nil {
-		t.Fatal(err)
-	}
-	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	defer cancel()
-	err := prov.Discover(short, shared.DiscoverRequest{}, oneFile{"f"}, &got)
-	var we *Error
-	if !errors.As(err, &we) || we.Kind != ErrTimeout {
-		t.Fatalf("hung discovery: err = %v, want a timeout", err)
-	}
-	if err := prov.Discover(ctx, shared.DiscoverRequest{}, oneFile{"f"}, &got); err != nil {
-		t.Fatalf("the discovery after a timeout: %v", err)
-	}
-	if !slices.Equal(got, names{"0", "2"}) {
-		t.Errorf("rules %v", got)
-	}
-	p.mu.Lock()
-	hung := p.ctxs[1]
-	p.mu.Unlock()
-	if hung.Err() == nil {
-		t.Error("the provider's hung discovery did not end with the session")
-	}
-	if _, distinct := p.streams(); distinct != 2 {
-		t.Errorf("%d sessions, want 2: the one given up and a new one", distinct)
+	for _, script := range []string{"hang", "stuck"} {
+		p := &scripted{script: []string{"ok", script}, release: make(chan struct{})}
+		prov := dispense(t, p, true)
+		var got names
+		ctx := context.Background()
+		if err := prov.Discover(ctx, shared.DiscoverRequest{}, oneFile{"f"}, &got); err != nil {
+			t.Fatal(err)
+		}
+		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		err := prov.Discover(short, shared.DiscoverRequest{}, oneFile{"f"}, &got)
+		cancel()
+		var we *Error
+		if !errors.As(err, &we) || we.Kind != ErrTimeout {
+			t.Fatalf("%s discovery: err = %v, want a timeout", script, err)
+		}
+		if err := prov.Discover(ctx, shared.DiscoverRequest{}, oneFile{"f"}, &got); err != nil {
+			t.Fatalf("the discovery after a %s one: %v", script, err)
+		}
+		if !slices.Equal(got, names{"0", "2"}) {
+			t.Errorf("%s: rules %v", script, got)
+		}
+		p.mu.Lock()
+		late := p.ctxs[1]
+		p.mu.Unlock()
+		if late.Err() == nil {
+			t.Errorf("%s: the provider's discovery did not end", script)
+		}
+		// A provider that ignores its deadline gets its session ended by
+		// the host, and the next discovery opens a new one.
+		if n := prov.sessionsOpened.Load(); script == "stuck" && n != 2 {
+			t.Errorf("stuck: %d sessions opened, want 2: the one given up and a new one", n)
+		}
+		close(p.release)
 	}
 }
 
