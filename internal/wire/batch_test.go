@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
@@ -197,23 +196,16 @@ func (m many) Discover(_ context.Context, _ shared.DiscoverRequest, _ shared.Hos
 func TestDiscoverDeliversBatchesInOrder(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		p := many{n: 5000, fail: fail}
-		client, _ := goplugin.TestPluginGRPCConn(t, false, VersionedPlugins(p)[shared.ProtocolVersion])
-		raw, err := client.Dispense(shared.PluginName)
-		if err != nil {
-			t.Fatal(err)
-		}
-		prov := raw.(*providerClient)
+		prov := dispense(t, p, false)
 		var got, want findings
 		p.Discover(context.Background(), shared.DiscoverRequest{}, nil, &want)
-		err = prov.Discover(context.Background(), shared.DiscoverRequest{}, oneFile{}, &got)
+		err := prov.Discover(context.Background(), shared.DiscoverRequest{}, oneFile{}, &got)
 		if fail != (err != nil) || fail && !strings.Contains(err.Error(), "failed after 5000 rules") {
 			t.Fatalf("fail=%v: err = %v", fail, err)
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("fail=%v: got %d findings, want the provider's %d in order", fail, len(got), len(want))
 		}
-		prov.closeHostFS()
-		client.Close()
 	}
 }
 

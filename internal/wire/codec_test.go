@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/encoding/proto"
@@ -102,34 +101,12 @@ func (flooder) Discover(_ *pb.DiscoverRequest, stream grpc.ServerStreamingServer
 	return stream.Send(&pb.DiscoverResponse{Item: &pb.DiscoverResponse_Batch{Batch: &pb.Batch{Items: items}}})
 }
 
-type flooderPlugin struct {
-	goplugin.NetRPCUnsupportedPlugin
-}
-
-func (flooderPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterProviderServer(s, flooder{})
-	return nil
-}
-
-func (flooderPlugin) GRPCClient(_ context.Context, broker *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return newProviderClient(c, broker), nil
-}
-
 // Over real gRPC, the host's Discover refuses the flood with an error that
 // says why, and hands the sink nothing.
 func TestDiscoverRefusesAFloodOfEmptyFindings(t *testing.T) {
-	client, _ := goplugin.TestPluginGRPCConn(t, false, map[string]goplugin.Plugin{shared.PluginName: flooderPlugin{}})
-	raw, err := client.Dispense(shared.PluginName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prov := raw.(*providerClient)
-	t.Cleanup(func() {
-		prov.closeHostFS()
-		client.Close()
-	})
+	prov := dispensePlugin(t, rawPlugin{srv: flooder{}})
 	var got findings
-	err = prov.Discover(context.Background(), shared.DiscoverRequest{}, oneFile{}, &got)
+	err := prov.Discover(context.Background(), shared.DiscoverRequest{}, oneFile{}, &got)
 	if err == nil || !strings.Contains(err.Error(), "the most one may hold") {
 		t.Fatalf("err = %v, want the batch refused", err)
 	}

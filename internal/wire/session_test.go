@@ -62,16 +62,11 @@ func (s *scripted) Discover(ctx context.Context, _ shared.DiscoverRequest, fsys 
 	return sink.Rule(shared.Rule{Name: fmt.Sprint(n)})
 }
 
-// methods is the gRPC method of each discovery.
-func (s *scripted) methods() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.calls)
-}
-
-func dispense(t *testing.T, p shared.Provider, describe bool) *providerClient {
+// dispensePlugin serves plugin over real gRPC in this process and returns
+// the host's client for it.
+func dispensePlugin(t *testing.T, plugin goplugin.Plugin) *providerClient {
 	t.Helper()
-	client, _ := goplugin.TestPluginGRPCConn(t, false, VersionedPlugins(p)[shared.ProtocolVersion])
+	client, _ := goplugin.TestPluginGRPCConn(t, false, map[string]goplugin.Plugin{shared.PluginName: plugin})
 	raw, err := client.Dispense(shared.PluginName)
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +76,36 @@ func dispense(t *testing.T, p shared.Provider, describe bool) *providerClient {
 		prov.closeHostFS()
 		client.Close()
 	})
+	return prov
+}
+
+// rawPlugin serves srv, a Provider server that skips the SDK, as a plugin.
+type rawPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	srv pb.ProviderServer
+}
+
+func (p rawPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterProviderServer(s, p.srv)
+	return nil
+}
+
+func (rawPlugin) GRPCClient(_ context.Context, broker *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return newProviderClient(c, broker), nil
+}
+
+// methods is the gRPC method of each discovery.
+func (s *scripted) methods() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// dispense serves p over real gRPC in this process and returns the host's
+// client for it, described first when describe is set.
+func dispense(t *testing.T, p shared.Provider, describe bool) *providerClient {
+	t.Helper()
+	prov := dispensePlugin(t, VersionedPlugins(p)[shared.ProtocolVersion][shared.PluginName])
 	if describe {
 		info, err := prov.Describe(context.Background())
 		if err != nil {
@@ -216,34 +241,11 @@ func (s sessionless) Discover(*pb.DiscoverRequest, grpc.ServerStreamingServer[pb
 	return nil
 }
 
-type sessionlessPlugin struct {
-	goplugin.NetRPCUnsupportedPlugin
-	srv sessionless
-}
-
-func (p sessionlessPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterProviderServer(s, p.srv)
-	return nil
-}
-
-func (sessionlessPlugin) GRPCClient(_ context.Context, broker *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return newProviderClient(c, broker), nil
-}
-
 // A provider that names the capability but does not serve Session still
 // gets its discoveries, as Discover calls, from the first one on.
 func TestNoSessionFallsBackToDiscover(t *testing.T) {
 	srv := sessionless{discovers: &atomic.Int32{}}
-	client, _ := goplugin.TestPluginGRPCConn(t, false, map[string]goplugin.Plugin{shared.PluginName: sessionlessPlugin{srv: srv}})
-	raw, err := client.Dispense(shared.PluginName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prov := raw.(*providerClient)
-	t.Cleanup(func() {
-		prov.closeHostFS()
-		client.Close()
-	})
+	prov := dispensePlugin(t, rawPlugin{srv: srv})
 	if _, err := prov.Describe(context.Background()); err != nil {
 		t.Fatal(err)
 	}
