@@ -110,19 +110,24 @@ func (c *providerClient) discoverInSession(ctx context.Context, req *pb.Discover
 	stop := context.AfterFunc(ctx, s.cancel)
 	defer stop()
 
+	// ended is the error of a stream that failed; a fresh one that fails
+	// as unimplemented before any answer is a provider without Session.
+	ended := func(err error, received bool) error {
+		if fresh && !received && status.Code(err) == codes.Unimplemented {
+			return errNoSession
+		}
+		return callError(ctx, "discover", sessionEnded(err))
+	}
 	if err := s.stream.Send(req); err != nil {
 		if errors.Is(err, io.EOF) { // the stream ended; Recv has why
 			_, err = s.stream.Recv()
 		}
-		return callError(ctx, "discover", sessionEnded(err))
+		return ended(err, false)
 	}
 	for received := false; ; received = true {
 		msg, err := s.stream.Recv()
 		if err != nil {
-			if fresh && !received && status.Code(err) == codes.Unimplemented {
-				return errNoSession
-			}
-			return callError(ctx, "discover", sessionEnded(err))
+			return ended(err, received)
 		}
 		items := []*pb.DiscoverResponse{msg}
 		if batch, ok := msg.GetItem().(*pb.DiscoverResponse_Batch); ok {
