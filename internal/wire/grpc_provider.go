@@ -432,9 +432,8 @@ func cut(text string, max int) string {
 
 // send adds item, of n bytes, to the batch, sending the batch first when
 // it is full (maxBatchItems) or item would take it past batchBytes or the
-// host's limit. An item too large
-// to fit a batch even alone goes as a message of its own, which every host
-// accepts.
+// host's limit. An item too large to fit a batch even alone goes as a
+// message of its own, which every host accepts.
 func (s *streamSink) send(item *pb.DiscoverResponse, n int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -450,7 +449,7 @@ func (s *streamSink) sendLocked(item *pb.DiscoverResponse, n int) error {
 		return s.stream.Send(item)
 	}
 	grow := protowire.SizeTag(1) + protowire.SizeBytes(n) // item as an element of Batch.items
-	if n := len(s.batch.Items); n > 0 && (n == maxBatchItems || s.size+grow > batchBytes || batchMessageBytes(s.size+grow) > s.limit) {
+	if held := len(s.batch.Items); held > 0 && (held == maxBatchItems || s.size+grow > batchBytes || batchMessageBytes(s.size+grow) > s.limit) {
 		if err := s.flushLocked(); err != nil {
 			return err
 		}
