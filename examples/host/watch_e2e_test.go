@@ -62,7 +62,10 @@ func TestRulesWatch(t *testing.T) {
 		t.Fatalf("first document: rules %s, %d providers", got, len(first.Providers))
 	}
 	// A new rule of the same name, at a higher priority, shadows cursor's.
-	write(t, filepath.Join(ws, ".xcsh", "rules", "style.md"), "---\nalwaysApply: true\n---\nSpaces.\n")
+	// It is saved as an editor saves, whole: a watch round every 20 ms
+	// could otherwise see the file created but still empty, and print the
+	// rule twice.
+	writeWhole(t, filepath.Join(ws, ".xcsh", "rules", "style.md"), "---\nalwaysApply: true\n---\nSpaces.\n")
 	doc := next()
 	if got := names(doc); got != "native:style cursor:style" || !doc.Rules[1].Shadowed {
 		t.Fatalf("after adding a native rule: %s", got)
@@ -91,6 +94,22 @@ func TestRulesWatch(t *testing.T) {
 		if p.PID != 0 && pidAlive(p.PID) {
 			t.Errorf("provider %s (pid %d) outlived the watch", p.Name, p.PID)
 		}
+	}
+}
+
+// writeWhole writes content to path in one step: into a file beside the
+// folder, then renamed into place.
+func writeWhole(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(filepath.Dir(filepath.Dir(path)), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
 	}
 }
 
