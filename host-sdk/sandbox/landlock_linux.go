@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -59,7 +63,20 @@ func restrict(s Spec) error {
 	return nil
 }
 
-func execFD(fd int, argv, env []string) error {
+func execFD(fd int, argv, env []string, hostPID int) error {
+	// The host starts the trampoline with a parent-death signal, so that no
+	// provider outlives a host killed outright. Linux keeps that signal per
+	// thread, and an exec keeps only the exec'ing thread's, which is none
+	// on any thread but the one the host started: Main runs there when it
+	// is called from main, and whatever thread this is, it gets the signal
+	// too. A host that died before that is checked for after.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("set the parent-death signal: %w", err)
+	}
+	if os.Getppid() != hostPID {
+		return errors.New("the host that started the provider is gone")
+	}
 	path := fmt.Sprintf("/proc/self/fd/%d", fd)
 	// The descriptor was passed without close-on-exec (os/exec clears it on
 	// ExtraFiles), so it survives this exec: a script's interpreter opens

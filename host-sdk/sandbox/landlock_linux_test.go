@@ -1,13 +1,18 @@
 package sandbox
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rulebroker/rulebroker/internal/testmain"
 )
@@ -17,13 +22,102 @@ import (
 // descriptor, and that run, with probeEnv set, reports what it could do.
 const probeEnv = "SANDBOX_TEST_PROBE"
 
+// The roles this binary plays in TestProviderDiesWithAHostKilledOutright:
+// a host that starts a trampoline, a trampoline whose Main runs on a thread
+// the host did not start, and a provider that sleeps.
+const (
+	hostEnv      = "SANDBOX_TEST_HOST"
+	offThreadEnv = "SANDBOX_TEST_OFF_THREAD"
+	sleeperEnv   = "SANDBOX_TEST_SLEEPER"
+)
+
 func TestMain(m *testing.M) {
+	if os.Getenv(offThreadEnv) != "" && Requested() {
+		go func() {
+			runtime.LockOSThread()
+			Main()
+		}()
+		select {}
+	}
 	Main()
-	if os.Getenv(probeEnv) != "" {
+	switch {
+	case os.Getenv(probeEnv) != "":
 		probe()
 		os.Exit(0)
+	case os.Getenv(sleeperEnv) != "":
+		fmt.Println("sleeping")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case os.Getenv(hostEnv) != "":
+		startTrampoline()
 	}
 	testmain.Exit(m.Run())
+}
+
+// startTrampoline starts this binary as a trampoline, with a parent-death
+// signal as a host does, prints its pid and waits to be killed. The
+// provider it becomes writes to this process's standard output.
+func startTrampoline() {
+	self, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	f, err := os.Open(self)
+	if err != nil {
+		panic(err)
+	}
+	cmd := exec.Command(self)
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.Env = append(Spec{Binary: self, Off: true}.Env(), offThreadEnv+"=1", sleeperEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Stdout = os.Stdout
+	if err := cmd.Start(); err != nil {
+		panic(err)
+	}
+	fmt.Println(cmd.Process.Pid)
+	time.Sleep(time.Minute)
+	os.Exit(0)
+}
+
+// A provider dies with a host killed outright even when the trampoline's
+// exec ran on a thread the host did not start, whose parent-death signal the
+// kernel does not carry over by itself.
+func TestProviderDiesWithAHostKilledOutright(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := exec.Command(self)
+	host.Env = append(os.Environ(), hostEnv+"=1")
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer host.Process.Kill()
+	lines := bufio.NewScanner(out)
+	var pid int
+	if !lines.Scan() {
+		t.Fatal("the host printed no pid")
+	}
+	fmt.Sscan(lines.Text(), &pid)
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if !lines.Scan() || lines.Text() != "sleeping" {
+		t.Fatalf("the provider did not start: %q", lines.Text())
+	}
+	host.Process.Signal(syscall.SIGKILL)
+	host.Wait()
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if i := bytes.LastIndexByte(stat, ')'); err != nil || i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return // gone, or dead and not yet reaped
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the provider (pid %d) outlived its host: %s", pid, stat)
+		}
+	}
 }
 
 // probe tries each argument ("read:PATH", "dial:ADDR") and prints one line

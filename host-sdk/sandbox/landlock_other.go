@@ -11,7 +11,7 @@ func restrict(Spec) error {
 	return errors.New("Landlock exists on Linux only")
 }
 
-func execFD(int, []string, []string) error {
+func execFD(int, []string, []string, int) error {
 	return errors.New("the sandbox trampoline runs on Linux only")
 }
 

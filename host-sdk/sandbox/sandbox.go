@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -137,8 +138,17 @@ func specFromEnv(getenv func(string) string) Spec {
 // Requested reports whether this process was started as a trampoline.
 func Requested() bool { return os.Getenv(ExecEnv) != "" }
 
+// A trampoline's main goroutine stays on the thread the host started, so
+// that the exec that becomes the provider keeps the parent-death signal the
+// host gave that thread (see execFD).
+func init() {
+	if Requested() {
+		runtime.LockOSThread()
+	}
+}
+
 // Main turns this process into the sandboxed provider when it was started
-// as a trampoline, and returns at once otherwise. It never returns in
+// as a trampoline, and returns at once otherwise. Call it first in main. It never returns in
 // trampoline mode: on failure it says why on stderr (the host shows the
 // provider's last stderr line in its warning) and exits, because a provider
 // the host asked to confine must not run unconfined.
@@ -154,6 +164,7 @@ func Main() {
 // trampoline restricts this process as its environment says, drops the
 // trampoline's variables, and executes the descriptor it was given.
 func trampoline() error {
+	hostPID := os.Getppid()
 	spec := specFromEnv(os.Getenv)
 	fd := os.Getenv(ExecEnv)
 	if fd != fmt.Sprint(ExecFD) {
@@ -171,5 +182,5 @@ func trampoline() error {
 		}
 	}
 	argv := append([]string{spec.Binary}, os.Args[1:]...)
-	return execFD(ExecFD, argv, env)
+	return execFD(ExecFD, argv, env, hostPID)
 }
