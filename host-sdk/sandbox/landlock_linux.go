@@ -66,10 +66,10 @@ func restrict(s Spec) error {
 func execFD(fd int, argv, env []string, hostPID int) error {
 	// The host starts the trampoline with a parent-death signal, so that no
 	// provider outlives a host killed outright. Linux keeps that signal per
-	// thread, and an exec keeps only the exec'ing thread's, which is none
-	// on any thread but the one the host started: Main runs there when it
-	// is called from main, and whatever thread this is, it gets the signal
-	// too. A host that died before that is checked for after.
+	// thread, and an exec keeps only the exec'ing thread's, which is none on
+	// any thread but the one the host started. Main runs on that one when it
+	// is called from main; whatever thread this is, it gets the signal too,
+	// and then the host is checked for, in case it died before that.
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
 		return fmt.Errorf("set the parent-death signal: %w", err)

@@ -148,10 +148,10 @@ func init() {
 }
 
 // Main turns this process into the sandboxed provider when it was started
-// as a trampoline, and returns at once otherwise. Call it first in main. It never returns in
-// trampoline mode: on failure it says why on stderr (the host shows the
-// provider's last stderr line in its warning) and exits, because a provider
-// the host asked to confine must not run unconfined.
+// as a trampoline, and returns at once otherwise; call it first in main. It
+// never returns in trampoline mode: on failure it says why on stderr (the
+// host shows the provider's last stderr line in its warning) and exits,
+// because a provider the host asked to confine must not run unconfined.
 func Main() {
 	if !Requested() {
 		return
