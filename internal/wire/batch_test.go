@@ -89,7 +89,7 @@ func TestStreamSinkBatches(t *testing.T) {
 			sink = newSizeOnlySink(&out, limit)
 		}
 		emit(sink)
-		if err := sink.flush(); err != nil {
+		if err := sink.endWith(nil, false); err != nil {
 			t.Fatal(err)
 		}
 		if got := out.decode(t); !slices.Equal(got, want) {
@@ -131,7 +131,7 @@ func TestStreamSinkSendsARuleTooLargeToBatchAlone(t *testing.T) {
 	sink.Rule(shared.Rule{Name: "a"})
 	sink.Rule(shared.Rule{Name: "big", Content: alone.GetRule().Content})
 	sink.Rule(shared.Rule{Name: "b"})
-	sink.flush()
+	sink.endWith(nil, false)
 	if got := out.decode(t); !slices.Equal(got, findings{"rule a", "rule big", "rule b"}) {
 		t.Fatalf("got %v", got)
 	}

@@ -75,7 +75,7 @@ func TestStreamSinkFillsABatchNoFurther(t *testing.T) {
 	for range 3*maxBatchItems + 1 {
 		sink.Warning(shared.Warning{})
 	}
-	sink.flush()
+	sink.endWith(nil, false)
 	if len(out) != 4 {
 		t.Fatalf("%d messages for 3 × %d + 1 findings", len(out), maxBatchItems)
 	}

@@ -244,14 +244,24 @@ func (c *providerClient) Discover(ctx context.Context, req shared.DiscoverReques
 // deliverAll hands the findings of one message to sink: the message's one,
 // or each of its batch.
 func deliverAll(msg *pb.DiscoverResponse, sink shared.Sink) error {
-	batch, ok := msg.GetItem().(*pb.DiscoverResponse_Batch)
-	if !ok {
-		return deliver(msg, sink)
+	return deliverItems(itemsOf(msg), sink)
+}
+
+// itemsOf is what one message carries: itself, or the items of its batch.
+func itemsOf(msg *pb.DiscoverResponse) []*pb.DiscoverResponse {
+	if batch, ok := msg.GetItem().(*pb.DiscoverResponse_Batch); ok {
+		return batch.Batch.GetItems()
 	}
-	if len(batch.Batch.GetItems()) == 0 {
+	return []*pb.DiscoverResponse{msg}
+}
+
+// deliverItems hands items, one message's, to sink; none at all is an
+// empty batch.
+func deliverItems(items []*pb.DiscoverResponse, sink shared.Sink) error {
+	if len(items) == 0 {
 		return sink.Warning(shared.Warning{Message: emptyBatch})
 	}
-	for _, item := range batch.Batch.GetItems() {
+	for _, item := range items {
 		if err := deliver(item, sink); err != nil {
 			return err
 		}
@@ -470,16 +480,6 @@ func (s *streamSink) sendLocked(item *pb.DiscoverResponse, n int) error {
 // items of n bytes.
 func batchMessageBytes(n int) int {
 	return protowire.SizeTag(3) + protowire.SizeBytes(n)
-}
-
-// flush sends what the batch holds.
-func (s *streamSink) flush() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return s.err
-	}
-	return s.flushLocked()
 }
 
 // flushBatch sends batch if it is still the one waiting: a timer that fired

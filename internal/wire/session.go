@@ -129,29 +129,27 @@ func (c *providerClient) discoverInSession(ctx context.Context, req *pb.Discover
 		if err != nil {
 			return ended(err, received)
 		}
-		items := []*pb.DiscoverResponse{msg}
-		if batch, ok := msg.GetItem().(*pb.DiscoverResponse_Batch); ok {
-			items = batch.Batch.GetItems()
+		// The Done ends a message, alone or as the last item of a batch.
+		items := itemsOf(msg)
+		var done *pb.Done
+		if n := len(items); n > 0 {
+			if d, ok := items[n-1].GetItem().(*pb.DiscoverResponse_Done); ok {
+				done, items = d.Done, items[:n-1]
+			}
 		}
-		if len(items) == 0 {
-			if err := sink.Warning(shared.Warning{Message: emptyBatch}); err != nil {
+		if done == nil || len(items) > 0 {
+			if err := deliverItems(items, sink); err != nil {
 				return err
 			}
 		}
-		for i, item := range items {
-			done, ok := item.GetItem().(*pb.DiscoverResponse_Done)
-			if !ok || i < len(items)-1 {
-				if err := deliver(item, sink); err != nil {
-					return err
-				}
-				continue
-			}
-			clean = stop() // false when the context ended meanwhile: the session may be cancelled
-			if code := codes.Code(done.Done.GetCode()); code != codes.OK {
-				return callError(ctx, "discover", status.Error(code, done.Done.GetMessage()))
-			}
-			return nil
+		if done == nil {
+			continue
 		}
+		clean = stop() // false when the context ended meanwhile: the session may be cancelled
+		if code := codes.Code(done.GetCode()); code != codes.OK {
+			return callError(ctx, "discover", status.Error(code, done.GetMessage()))
+		}
+		return nil
 	}
 }
 
