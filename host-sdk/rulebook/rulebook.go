@@ -150,13 +150,10 @@ func New(rules []ruleset.Rule, opts ...Option) *Book {
 			e.Activation, e.ActivationSource = referenceActivation(e.Class)
 		}
 		b.entries = append(b.entries, e)
+		b.file(e, compiled.Rule)
 		if _, ok := b.classes[r.Name]; !ok {
 			b.classes[r.Name] = e.Class
 		}
-	}
-	b.sizeLists()
-	for i, e := range b.entries {
-		b.file(e, b.triggers.Rule(i).Rule)
 	}
 	if native {
 		for _, e := range b.entries {
@@ -196,48 +193,6 @@ func (b *Book) index(e Entry) {
 	}
 	b.byName[e.Rule.Name] = resolved{rule: e.Rule, class: e.Class, activation: e.Activation}
 	b.available = append(b.available, e.Rule.Name)
-}
-
-// sizeLists makes each list file fills exactly as long as it will be: a
-// live host builds a book after every change, and growing the lists one
-// append at a time was a good part of what that allocated.
-func (b *Book) sizeLists() {
-	var always, rulebook, ttsr, attached, manual, none int
-	for _, e := range b.entries {
-		switch e.Activation {
-		case shared.ActivationTTSR:
-			ttsr++
-		case shared.ActivationAlways:
-			always++
-		case shared.ActivationRequested:
-			rulebook++
-		case shared.ActivationAttached:
-			attached++
-			if strings.TrimSpace(e.Rule.Description) != "" {
-				rulebook++
-			}
-		case shared.ActivationManual:
-			manual++
-		default:
-			none++
-		}
-	}
-	b.always = sized[ruleset.Rule](always)
-	b.rulebook = sized[ruleset.Rule](rulebook)
-	b.ttsr = sized[ruleset.Rule](ttsr)
-	b.attached = sized[ruleset.Rule](attached)
-	b.manual = sized[ruleset.Rule](manual)
-	b.none = sized[ruleset.Rule](none)
-	b.notes = sized[diag.Warning](manual + none)
-}
-
-// sized is an empty list with room for n items; nil, as an empty list was
-// before, when n is 0.
-func sized[T any](n int) []T {
-	if n == 0 {
-		return nil
-	}
-	return make([]T, 0, n)
 }
 
 // file puts e in the lists its activation calls for, and notes the rules
